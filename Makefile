@@ -1,0 +1,62 @@
+# braid: the one place that says how to build, test and measure.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/braid
+PKG := github.com/braidwf/braid
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -s -w -X $(PKG)/internal/version.version=$(VERSION) \
+	-X $(PKG)/internal/version.gitCommit=$(COMMIT) -X $(PKG)/internal/version.buildDate=$(DATE)
+# Argo's example corpus lives beside the repository; tests skip what needs it when it is absent.
+BRAID_CONFORMANCE_DIR ?= $(abspath $(CURDIR)/../shared/conformance)
+export BRAID_CONFORMANCE_DIR
+EXAMPLE ?= examples/hello-world.yaml
+FUZZTIME ?= 60s
+BENCHCOUNT ?= 6
+
+.PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/braid
+
+## test: every test, after starting what the tests need (hack/test-deps.sh).
+test: vet fmt-check
+	./hack/test-deps.sh
+	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory build
+	./hack/cli-smoke.sh $(BIN)
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+lint: vet fmt-check verify-generated
+
+## run: braid on an example.
+run: build
+	$(BIN) lint $(EXAMPLE)
+
+## conformance: lint Argo's 217 examples and print the counts.
+conformance: build
+	./hack/conformance.sh $(BIN) "$(BRAID_CONFORMANCE_DIR)"
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/spec/... ./internal/expr/...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadValidate$$' -fuzztime $(FUZZTIME) ./internal/spec/
+
+generate:
+	./hack/gen.sh
+
+verify-generated: generate
+	@git diff --exit-code -- pkg/apis manifests || (echo "generated files are stale: run make generate"; exit 1)
+
+clean:
+	rm -rf bin
