@@ -68,6 +68,8 @@
 //   - An expression tag ends at the first "}}" outside its strings and braces,
 //     so "{{={'k':1}}}" works; Argo's scanner stops at the first "}}".
 //   - An unterminated "{{" is text; Argo fails the whole substitution.
+//   - In Lenient mode an expression tag that fails is always left as written
+//     (rule 0.2, observed by running Argo), even when all its variables exist.
 //   - Values are JSON-escaped with a JSON encoder, not strconv.Quote, so a
 //     control character such as ESC cannot produce invalid JSON.
 //   - Depends is evaluated on its own tree, not by expr-lang after replacing
@@ -75,8 +77,8 @@
 //
 // # Imports
 //
-// This package imports only the standard library and its expression
-// libraries (expr-lang, Sprig, govaluate, oliveagle/jsonpath). It must not
-// import pkg/apis or any other braid package, so that spec, engine and lint can
-// all use it.
+// This package imports only the standard library and the libraries Argo v4
+// uses for the same jobs: expr-lang, Sprig v3, govaluate (the casbin fork) and
+// evilmonkeyinc/jsonpath. It must not import pkg/apis or any other braid
+// package, so that spec, engine and lint can all use it.
 package expr

@@ -10,7 +10,9 @@ import (
 var (
 	// ErrUnresolved is returned when a tag must resolve and does not: any
 	// unknown tag in Strict mode, or an unknown steps./tasks. tag in
-	// StrictRefs mode. Its text always starts "failed to resolve {{", so
+	// StrictRefs mode; for an expression tag, a variable it reads is missing
+	// ("failed to resolve {{=expr}}: steps.a.outputs.result is missing").
+	// Its text always starts "failed to resolve {{", so
 	// IsMissingVariable reports it; callers that resolve step or task
 	// references wait (requeue) on it rather than fail (rule 0.2).
 	ErrUnresolved = errors.New("failed to resolve")
@@ -36,7 +38,8 @@ var (
 	ErrNotBool = errors.New("expression result is not a bool")
 
 	// ErrInvalidJSON is returned by ReplaceJSON when its input is not valid
-	// JSON, or when the substituted text would not be.
+	// JSON, when the substituted text would not be, or (Strict mode) when a
+	// tag's body cannot be decoded because it spans the end of a JSON string.
 	ErrInvalidJSON = errors.New("invalid JSON")
 
 	// ErrInvalidWhen is returned by EvalWhen when the condition does not parse

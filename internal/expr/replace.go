@@ -160,10 +160,11 @@ func (r *replacer) tag(raw string, t Tag) (string, error) {
 	return r.simple(raw, body)
 }
 
-// unusable handles a tag whose body cannot be read from the JSON text.
+// unusable handles a tag whose body cannot be decoded from the JSON text (it
+// spans the end of a JSON string). Strict mode fails; the error is terminal.
 func (r *replacer) unusable(raw string, err error) (string, error) {
 	if r.mode == Strict {
-		return "", fmt.Errorf("%w %s: %w", ErrUnresolved, raw, err)
+		return "", fmt.Errorf("%w: tag %s: %w", ErrInvalidJSON, raw, err)
 	}
 	return raw, nil
 }

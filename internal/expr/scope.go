@@ -17,8 +17,8 @@ type Scope map[string]any
 // Expand turns a flat scope into the nested maps an expression sees (rule 0.2,
 // 6.8a): "a.b.c" becomes {"a": {"b": {"c": v}}}. A key that is the parent of
 // another key is dropped, so with both "item" (JSON text) and "item.k",
-// item is the map {"k": ...}. Values are not copied; the returned maps are
-// new and may be changed by the caller without touching scope.
+// item is the map {"k": ...}. The maps that Expand builds are new; the leaf
+// values are the scope's own (not deep-copied).
 func Expand(scope Scope) map[string]any {
 	parents := make(map[string]bool)
 	for k := range scope {

@@ -20,8 +20,8 @@ type Tag struct {
 // Tags returns the tags of s in order. It never fails: text that does not form
 // a tag is not reported. The rules follow Argo's scanner (fasttemplate):
 //   - A simple tag ends at the first "}}". If its body contains "{{", the
-//     outer "{{" is plain text and the tag starts at the inner "{{" (Argo
-//     resolves such a "nested" tag the same way).
+//     text up to the last of them is plain text and the tag starts there
+//     (Argo resolves such a "nested" tag the same way).
 //   - An expression tag ends at the first "}}" that is outside string literals
 //     and outside braces opened in the expression, so "{{={'k':1}}}" is one tag
 //     with body "{'k':1}". If no such "}}" exists, it ends at the first "}}".
@@ -51,7 +51,7 @@ func scanTags(s string, jsonText bool) []Tag {
 
 // scanTag reads the tag that opens at start. It returns found=false with the
 // offset to resume scanning from when there is no tag there: len(s) for an
-// unterminated tag, or the offset of a nested "{{".
+// unterminated tag, or the offset of the last nested "{{".
 func scanTag(s string, start int, jsonText bool) (tag Tag, resume int, found bool) {
 	bodyStart := start + 2
 	if bodyStart < len(s) && s[bodyStart] == '=' {
@@ -67,7 +67,7 @@ func scanTag(s string, start int, jsonText bool) (tag Tag, resume int, found boo
 		return Tag{}, len(s), false
 	}
 	body := s[bodyStart : bodyStart+rel]
-	if inner := strings.Index(body, "{{"); inner >= 0 {
+	if inner := strings.LastIndex(body, "{{"); inner >= 0 {
 		return Tag{}, bodyStart + inner, false
 	}
 	end := bodyStart + rel + 2
@@ -92,7 +92,8 @@ const rawQuote = -1
 
 // balancedEnd looks for the first "}}" outside string literals and outside
 // braces opened after from. It gives up (-1) at the end of s, at the end of
-// the JSON string in JSON text, or at a "{{=" that would open a new tag.
+// the JSON string in JSON text, or at a "{{" outside strings (likely the next
+// tag), which also keeps scanning linear.
 func balancedEnd(s string, from int, jsonText bool) int {
 	depth := 0
 	quote := 0
@@ -111,7 +112,7 @@ func balancedEnd(s string, from int, jsonText bool) int {
 		case c == '\'' || c == '"' || c == '`':
 			quote = c
 		case c == '{':
-			if depth == 0 && strings.HasPrefix(s[p:], "{{=") {
+			if strings.HasPrefix(s[p:], "{{") {
 				return -1
 			}
 			depth++

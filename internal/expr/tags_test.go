@@ -1,7 +1,9 @@
 package expr
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -62,5 +64,24 @@ func TestScanTagsJSON(t *testing.T) {
 				t.Errorf("scanTags(%q) (-want +got):\n%s", tc.in, diff)
 			}
 		})
+	}
+}
+
+// TestScanLinear guards against quadratic scanning on hostile input.
+func TestScanLinear(t *testing.T) {
+	const n = 100000
+	for _, in := range []string{
+		strings.Repeat("{{a", n) + "}}",
+		strings.Repeat("{{={}}", n),
+		strings.Repeat("{{='", n) + "}}",
+		strings.Repeat("{{={", n) + "}}",
+		strings.Repeat("{{=", n),
+	} {
+		start := time.Now()
+		Tags(in)
+		scanTags(in, true)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("scanning %.20q... took %v", in, d)
+		}
 	}
 }

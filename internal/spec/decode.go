@@ -14,7 +14,7 @@ import (
 
 // Limits that keep a hostile document from exhausting memory or the stack.
 const (
-	maxNodes = 5_000_000 // scalar, list and map values visited, aliases counted each time
+	maxNodes = 2_000_000 // scalar, list and map values visited, aliases counted each time
 	maxDepth = 2_000
 )
 

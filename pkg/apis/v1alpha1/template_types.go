@@ -269,7 +269,7 @@ type SuspendTemplate struct {
 // ContainerSetTemplate runs several containers, ordered by their
 // dependencies, in one pod.
 type ContainerSetTemplate struct {
-	Containers   []ContainerNode      `json:"containers,omitempty"`
+	Containers   []ContainerNode     `json:"containers,omitempty"`
 	VolumeMounts []apiv1.VolumeMount `json:"volumeMounts,omitempty"`
 	// RetryStrategy retries containers inside the pod.
 	RetryStrategy *ContainerSetRetryStrategy `json:"retryStrategy,omitempty"`
