@@ -17,6 +17,7 @@ var sprigFuncs = sync.OnceValue(func() map[string]any {
 	m := sprig.GenericFuncMap()
 	delete(m, "env")
 	delete(m, "expandenv")
+	delete(m, "getHostByName") // a network lookup has no place in an expression
 	return m
 })
 

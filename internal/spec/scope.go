@@ -71,7 +71,7 @@ func (s *scope) check(r *reporter, path, text string) {
 	for _, t := range expr.Tags(text) {
 		if t.Expr {
 			if err := expr.Check(t.Body); err != nil {
-				r.add(path, "invalid expression {{=%s}}: %v", t.Body, err)
+				r.add(path, "%s", firstLine(err))
 			}
 			continue
 		}
@@ -100,4 +100,10 @@ func (s *scope) hint(key string) string {
 // checkValue walks v and checks the tags of every string in it.
 func (s *scope) checkValue(r *reporter, v any, path string, skip func(string) bool) {
 	walkStrings(v, path, skip, func(p, text string) { s.check(r, p, text) })
+}
+
+// firstLine keeps an error to one line (expr-lang adds a source excerpt).
+func firstLine(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
 }

@@ -328,6 +328,6 @@ func checkExprSyntax(r *reporter, path, e string) {
 		return // substituted before it is evaluated
 	}
 	if err := expr.Check(e); err != nil {
-		r.add(path, "invalid expression %q: %v", e, err)
+		r.add(path, "%s", firstLine(err))
 	}
 }

@@ -11,9 +11,9 @@ import (
 // boolean where a parameter value is expected; AnyString keeps all three as
 // their string form and always writes a JSON string.
 //
-// Numbers are rendered the way Argo renders them: an integer literal keeps
-// its digits, any other number becomes the shortest decimal form of its
-// float64 value (1.50 -> "1.5", 1e3 -> "1000").
+// Numbers are rendered as Argo renders them, as the shortest decimal form of
+// their float64 value (1.50 -> "1.5", 1e3 -> "1000"), except that an integer
+// literal keeps all its digits even beyond float64 precision.
 //
 // +kubebuilder:validation:Type=""
 // +kubebuilder:pruning:PreserveUnknownFields
@@ -60,9 +60,6 @@ func (s *AnyString) UnmarshalJSON(data []byte) error {
 // formatNumber renders a JSON number: integer literals keep their digits,
 // other numbers use the shortest decimal form of their float64 value.
 func formatNumber(n json.Number) string {
-	if _, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return string(n)
-	}
 	if isIntegerLiteral(string(n)) {
 		return string(n)
 	}

@@ -19,10 +19,26 @@
 // # What it must not do
 //
 // It imports nothing from braid's internal packages, reads no configuration,
-// performs no I/O and holds no engine logic (defaults, validation, template
-// resolution and phase decisions live in internal/spec and internal/engine).
-// It depends only on the standard library, k8s.io/api and
-// k8s.io/apimachinery.
+// performs no I/O and holds no engine logic: validation, template resolution
+// and phase decisions belong to internal/spec and internal/engine. It depends
+// only on the standard library, k8s.io/api and k8s.io/apimachinery.
+//
+// # Go shapes that differ from Argo's
+//
+// The JSON is Argo's; a few Go shapes are not, so that a decode and encode
+// loses nothing:
+//
+//   - Optional booleans whose false is meaningful (suspend, failFast,
+//     archiveLogs, optional, realtime, ...) are *bool, and empty objects that
+//     mean something (suspend: {}, archive: {none: {}}, supplied: {}) are
+//     pointers to empty structs.
+//   - parallelism (workflow and template) is an IntOrString: braid also
+//     accepts a string holding an integer.
+//   - A steps group is ParallelSteps, a plain []WorkflowStep.
+//   - Parameter values are AnyString, withItems entries are Item, and plugin
+//     templates are Plugin, which keeps its JSON text as written.
+//   - The legacy singular forms schedule, synchronization.semaphore and
+//     synchronization.mutex are kept so that older specs still decode.
 //
 // # Generated files
 //
