@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 CONTROLLER_GEN=${CONTROLLER_GEN:-"go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0"}
 CRD_DIR=manifests/base/crds
 
-mkdir -p "$CRD_DIR"
-rm -f "$CRD_DIR"/argoproj.io_*.yaml
+# CRDs are generated and patched in a scratch directory, then moved into place,
+# so the tree never holds a half-written manifest.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 # maxDescLen=0: no descriptions, which keeps the Workflow CRD small enough to store.
 # generateEmbeddedObjectMeta: keep name/labels/annotations of embedded metadata
@@ -20,7 +22,7 @@ $CONTROLLER_GEN \
   object \
   crd:maxDescLen=0,generateEmbeddedObjectMeta=true \
   paths=./pkg/apis/... \
-  output:crd:artifacts:config="$CRD_DIR"
+  output:crd:artifacts:config="$tmp"
 
 gofmt -w pkg/apis/v1alpha1/zz_generated.deepcopy.go
 
@@ -31,7 +33,7 @@ gofmt -w pkg/apis/v1alpha1/zz_generated.deepcopy.go
 #     (one whose properties include terminationMessagePolicy);
 #   - memoize.cache.configMap needs only a name: drop "key" there.
 # controller-gen sorts keys, so a schema's "properties:" precedes its "required:".
-for f in "$CRD_DIR"/argoproj.io_*.yaml; do
+for f in "$tmp"/argoproj.io_*.yaml; do
   awk '
     BEGIN { cacheind = -100 }
     function indent(s) { match(s, /^ */); return RLENGTH }
@@ -68,3 +70,7 @@ for f in "$CRD_DIR"/argoproj.io_*.yaml; do
   ' "$f" >"$f.tmp"
   mv "$f.tmp" "$f"
 done
+
+mkdir -p "$CRD_DIR"
+rm -f "$CRD_DIR"/argoproj.io_*.yaml
+mv "$tmp"/argoproj.io_*.yaml "$CRD_DIR"/

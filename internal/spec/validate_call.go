@@ -85,14 +85,7 @@ func (v *specValidator) checkArgumentsOf(path string, args v1alpha1.Arguments, c
 			}
 		}
 	}
-	v.checkArtifactNames(path+".artifacts", args.Artifacts)
-	for i, a := range args.Artifacts {
-		ap := idx(path+".artifacts", i)
-		if a.From != "" && a.FromExpression != "" {
-			v.r.add(ap, "artifact %q has both from and fromExpression: choose one", a.Name)
-		}
-		checkArtifactLocation(v.r, ap, &a)
-	}
+	v.checkArgumentArtifacts(path+".artifacts", args.Artifacts)
 	if sc != nil {
 		sc.checkValue(v.r, args, path, nil)
 	}

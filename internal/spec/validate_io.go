@@ -170,38 +170,37 @@ func isSingleTag(s string) bool {
 }
 
 func (v *specValidator) checkParamNames(path string, ps []v1alpha1.Parameter) {
-	seen := map[string]bool{}
+	names := make([]string, len(ps))
 	for i, p := range ps {
-		pp := idx(path, i) + ".name"
-		switch {
-		case p.Name == "":
-			v.r.add(pp, "a parameter needs a name")
-		case seen[p.Name]:
-			v.r.add(pp, "parameter name %q is not unique", p.Name)
-		default:
-			if msg := invalidParamName(p.Name); msg != "" {
-				v.r.add(pp, "parameter name %q is invalid: %s", p.Name, msg)
-			}
-		}
-		seen[p.Name] = true
+		names[i] = p.Name
 	}
+	v.checkNames(path, "parameter", names, invalidParamName)
 }
 
 func (v *specValidator) checkArtifactNames(path string, as []v1alpha1.Artifact) {
-	seen := map[string]bool{}
+	names := make([]string, len(as))
 	for i, a := range as {
-		ap := idx(path, i) + ".name"
+		names[i] = a.Name
+	}
+	v.checkNames(path, "artifact", names, invalidParamName)
+}
+
+// checkNames reports names in a list that are empty, repeated or invalid.
+func (v *specValidator) checkNames(path, what string, names []string, invalid func(string) string) {
+	seen := map[string]bool{}
+	for i, name := range names {
+		p := idx(path, i) + ".name"
 		switch {
-		case a.Name == "":
-			v.r.add(ap, "an artifact needs a name")
-		case seen[a.Name]:
-			v.r.add(ap, "artifact name %q is not unique", a.Name)
+		case name == "":
+			v.r.add(p, "a %s needs a name", what)
+		case seen[name]:
+			v.r.add(p, "%s name %q is not unique", what, name)
 		default:
-			if msg := invalidParamName(a.Name); msg != "" {
-				v.r.add(ap, "artifact name %q is invalid: %s", a.Name, msg)
+			if msg := invalid(name); msg != "" {
+				v.r.add(p, "%s name %q is invalid: %s", what, name, msg)
 			}
 		}
-		seen[a.Name] = true
+		seen[name] = true
 	}
 }
 
@@ -227,7 +226,7 @@ func checkArtifactLocation(r *reporter, path string, a *v1alpha1.Artifact) {
 
 // checkArguments checks an arguments block: names, and for a Workflow's own
 // arguments, enum values. Values may be missing: they can come from -p.
-func (v *specValidator) checkArguments(path string, args v1alpha1.Arguments, _ bool) {
+func (v *specValidator) checkArguments(path string, args v1alpha1.Arguments) {
 	v.checkParamNames(path+".parameters", args.Parameters)
 	for i, p := range args.Parameters {
 		pp := idx(path+".parameters", i)
@@ -236,9 +235,13 @@ func (v *specValidator) checkArguments(path string, args v1alpha1.Arguments, _ b
 			checkValueFromInput(v.r, pp+".valueFrom", p.ValueFrom)
 		}
 	}
-	v.checkArtifactNames(path+".artifacts", args.Artifacts)
-	for i, a := range args.Artifacts {
-		ap := idx(path+".artifacts", i)
+	v.checkArgumentArtifacts(path+".artifacts", args.Artifacts)
+}
+
+func (v *specValidator) checkArgumentArtifacts(path string, as []v1alpha1.Artifact) {
+	v.checkArtifactNames(path, as)
+	for i, a := range as {
+		ap := idx(path, i)
 		if a.From != "" && a.FromExpression != "" {
 			v.r.add(ap, "artifact %q has both from and fromExpression: choose one", a.Name)
 		}

@@ -42,7 +42,7 @@ func newSpecValidator(r *reporter, cat *Catalog, meta metav1.ObjectMeta, spec *v
 func (v *specValidator) run() {
 	v.resolveWorkflowTemplateRef()
 	v.indexTemplates()
-	v.checkArguments(v.path+".arguments", v.spec.Arguments, v.kind == kindWorkflow)
+	v.checkArguments(v.path+".arguments", v.spec.Arguments)
 	v.buildGlobalScope()
 	v.checkEntrypoint()
 	v.checkExitHandlers()
@@ -125,22 +125,11 @@ func (v *specValidator) indexTemplates() {
 			v.byName[t.Name] = t
 		}
 	}
-	seen := map[string]bool{}
-	for i := range v.spec.Templates {
-		t := &v.spec.Templates[i]
-		p := idx(v.path+".templates", i) + ".name"
-		switch {
-		case t.Name == "":
-			v.r.add(p, "a template needs a name")
-		case seen[t.Name]:
-			v.r.add(p, "template name %q is not unique", t.Name)
-		default:
-			if msg := invalidFieldName(t.Name); msg != "" {
-				v.r.add(p, "template name %q is invalid: %s", t.Name, msg)
-			}
-		}
-		seen[t.Name] = true
+	names := make([]string, len(v.spec.Templates))
+	for i, t := range v.spec.Templates {
+		names[i] = t.Name
 	}
+	v.checkNames(v.path+".templates", "template", names, invalidFieldName)
 }
 
 func (v *specValidator) checkEntrypoint() {
