@@ -23,7 +23,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/braid
 
 ## test: every test, after starting what the tests need (hack/test-deps.sh).
-test: vet fmt-check
+test: vet fmt-check verify-generated
 	./hack/test-deps.sh
 	$(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory build
@@ -55,8 +55,8 @@ fuzz:
 generate:
 	./hack/gen.sh
 
-verify-generated: generate
-	@git diff --exit-code -- pkg/apis manifests || (echo "generated files are stale: run make generate"; exit 1)
+verify-generated:
+	./hack/verify-gen.sh
 
 clean:
 	rm -rf bin
