@@ -14,8 +14,9 @@ import (
 
 // Limits that keep a hostile document from exhausting memory or the stack.
 const (
-	maxNodes = 2_000_000 // scalar, list and map values visited, aliases counted each time
-	maxDepth = 2_000
+	maxNodes        = 2_000_000 // scalar, list and map values visited, aliases counted each time
+	maxAliasedNodes = 200_000   // values reached through aliases: stops "billion laughs" early
+	maxDepth        = 2_000
 )
 
 var (
@@ -28,8 +29,10 @@ var (
 // Go type the value will be decoded into, it reports unknown fields, duplicate
 // keys and scalars of the wrong kind, each with its path and line.
 type converter struct {
-	strict bool
-	nodes  int
+	strict     bool
+	nodes      int
+	aliased    int // values visited under an alias
+	aliasDepth int
 	fields map[reflect.Type]map[string]reflect.Type
 	issues []fieldIssue
 }
@@ -59,6 +62,12 @@ func (c *converter) convert(n *yaml.Node, t reflect.Type, path string, depth int
 	if depth > maxDepth {
 		return nil, fmt.Errorf("line %d: document nested deeper than %d levels", n.Line, maxDepth)
 	}
+	if c.aliasDepth > 0 {
+		c.aliased++
+		if c.aliased > maxAliasedNodes {
+			return nil, fmt.Errorf("line %d: aliases expand to more than %d values", n.Line, maxAliasedNodes)
+		}
+	}
 	t = shape(t)
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -70,6 +79,8 @@ func (c *converter) convert(n *yaml.Node, t reflect.Type, path string, depth int
 		if n.Alias == nil {
 			return nil, fmt.Errorf("line %d: unknown alias", n.Line)
 		}
+		c.aliasDepth++
+		defer func() { c.aliasDepth-- }()
 		return c.convert(n.Alias, t, path, depth+1)
 	case yaml.MappingNode:
 		return c.mapping(n, t, path, depth)

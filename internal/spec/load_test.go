@@ -64,7 +64,7 @@ spec: {entrypoint: m, colour: blue, templates: [{name: m, suspend: {}}]}
 			"x0: &a0 [1,1,1,1,1,1,1,1,1,1]\nx1: &a1 [*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0,*a0]\nx2: &a2 [*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1,*a1]\n" +
 			"x3: &a3 [*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2,*a2]\nx4: &a4 [*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3,*a3]\nx5: &a5 [*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4,*a4]\n" +
 			"x6: &a6 [*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5,*a5]\nx7: [*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6,*a6]\n",
-			Strict, nil, 0, "document too large"},
+			Strict, nil, 0, "aliases expand to more than 200000 values"},
 		{"infinity", "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: b}\nspec: {entrypoint: .inf}\n", Strict, nil, 0, "cannot be represented in JSON"},
 		{"bad quantity", `apiVersion: argoproj.io/v1alpha1
 kind: Workflow
