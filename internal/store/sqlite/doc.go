@@ -1,0 +1,105 @@
+// Package sqlite is braid's embedded store: every Argo object of an
+// embedded deployment lives in one SQLite file (by default
+// $BRAID_HOME/braid.db), read and written through modernc.org/sqlite, a
+// pure-Go SQLite, so that braid stays one static binary without cgo.
+//
+// # What it owns
+//
+//   - The file: opening it (WAL journal, synchronous=NORMAL, a busy timeout,
+//     foreign keys on), its schema and the migrations between schema
+//     versions (PRAGMA user_version; see schema.go). A file written by a
+//     newer braid is refused with ErrSchemaTooNew.
+//   - The objects: Workflow, WorkflowTemplate, ClusterWorkflowTemplate,
+//     CronWorkflow and WorkflowEventBinding, with Kubernetes-like metadata
+//     semantics: uid, creationTimestamp, a per-object resourceVersion ("1"
+//     on Create, one more per write) checked on every update (optimistic
+//     concurrency: store.ErrConflict), and a generation that grows when the
+//     spec changes. Namespaces are names only; cluster-scoped objects have
+//     namespace "".
+//   - Workflow nodes as rows, one per node, so a workflow has no size cap
+//     and the controller's hot path, UpdateWorkflowStatus, writes only the
+//     nodes that changed.
+//   - Watch: an in-process fan-out of ADDED, MODIFIED and DELETED events in
+//     commit order.
+//
+// It does not decide anything about workflows. What a status should be is
+// the engine's business and when to write it the controller's.
+//
+// # Schema (version 1)
+//
+//	objects  id PK, kind, namespace, name (UNIQUE together), uid,
+//	         resource_version, generation, created_at (unix ns, injected clock),
+//	         phase (status.phase, for field selectors), labels (JSON, for label
+//	         selectors), spec_hash (sha256 of the spec), body (JSON of the
+//	         object without its spec and without status.nodes)
+//	         indexes: (kind, created_at DESC, id DESC),
+//	                  (kind, namespace, created_at DESC, id DESC)
+//	specs    object_id PK -> objects, spec (JSON)
+//	nodes    object_id -> objects, node_id (UNIQUE together), rv (the
+//	         workflow's resource_version when the row was last written),
+//	         body (JSON of one NodeStatus)
+//
+// The spec lives apart so that a status write does not rewrite it: writes
+// compare spec_hash and touch specs only when the spec changed (which is
+// also when generation grows). The columns resource_version and
+// generation are the authority; the copies inside body are overwritten on
+// read. JSON is the same encoding the API uses, so a row can be read with
+// the sqlite3 shell and json_extract.
+//
+// # Reading and writing
+//
+// Get returns a fresh object; a Workflow comes back with every node in
+// Status.Nodes, read in one snapshot. List and Watch give Workflows
+// WITHOUT nodes (Status.Nodes is nil) so that they stay cheap whatever the
+// workflows' size. List orders newest first, like argo list, filters by
+// label selector and by the fields metadata.name, metadata.namespace and
+// status.phase (=, ==, !=), and pages with Limit and an opaque Continue
+// token (a position, so objects created while paging do not shift pages).
+//
+// Update is a full write. For a Workflow it replaces every node row with
+// Status.Nodes, except that a nil Status.Nodes (a workflow from List or
+// Watch) leaves the node rows alone; a non-nil empty map deletes them.
+// UpdateWorkflowStatus writes the workflow row and only the nodes whose IDs
+// it is given: present in Status.Nodes means upsert, absent means delete.
+// An unlisted change is not written, so the caller lists every node it
+// touched (engine.Result.Changed).
+//
+// Writes are serialized: one writer connection (BEGIN IMMEDIATE) behind a
+// mutex that also orders the publication of events; reads use a separate
+// pool of query_only connections, which WAL lets run beside a write. Tx
+// runs several writes in one transaction, bbolt style, and on rollback
+// restores the metadata its writes had set on the caller's objects.
+//
+// Durability: with WAL and synchronous=NORMAL a commit survives a crash of
+// the process; an operating-system crash or power loss can lose the last
+// commits (never corrupt the file), which also ends every step process, so
+// the controller's restart path treats those steps as lost.
+//
+// Watch sees the writes of this Store only: one process, one Store per
+// file. Watch events are deep copies shared by all watchers of an event: do not
+// modify them. Each watcher has a buffer (Options.WatchBuffer); a watcher
+// that falls that far behind is dropped and its channel closed, so that a
+// slow reader never blocks a writer. A closed channel means: list again
+// and watch again.
+//
+// # Costs (10,000-node workflow; see bench_test.go)
+//
+// UpdateWorkflowStatus of one node takes about 0.11 to 0.17 ms and appends
+// two 4 KiB pages to the WAL (the workflow row's page and the node's leaf
+// page). A node whose JSON is large costs its overflow pages: a DAG root
+// listing 10,000 children is about 190 KB, and listing it as changed
+// appends about 2 pages when its size stays the same (SQLite rewrites only
+// the pages whose bytes differ) but 50 pages (200 KB) and about 2 ms when
+// its size changes. List such a node only when it really changed. Get
+// decodes every node (encoding/json, about 8 µs a node, spread over all
+// CPUs; 80 to 200 ms for 10,000 nodes): load a workflow once and keep it,
+// do not Get it on every reconcile.
+//
+// # Imports
+//
+// This package imports the API types (pkg/apis/v1alpha1), internal/store
+// (kinds, options, events, errors), Kubernetes apimachinery (metadata,
+// selectors) and the SQLite driver. It must not import the engine, the
+// controller, the runtimes, the executor or the server: they use it,
+// through interfaces they declare.
+package sqlite

@@ -1,0 +1,240 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// seedWorkflows creates, in this order (so oldest first):
+//
+//	argo/a  Succeeded  app=x,team=red
+//	argo/b  Running    app=x
+//	dev/c   Failed     app=y,team=red
+//	dev/d   Running    (no labels)
+//	argo/e  Running    app=y,team=blue
+func seedWorkflows(t *testing.T, s *Store) {
+	t.Helper()
+	for _, w := range []struct {
+		ns, name string
+		phase    v1alpha1.WorkflowPhase
+		labels   map[string]string
+	}{
+		{"argo", "a", v1alpha1.WorkflowSucceeded, map[string]string{"app": "x", "team": "red"}},
+		{"argo", "b", v1alpha1.WorkflowRunning, map[string]string{"app": "x"}},
+		{"dev", "c", v1alpha1.WorkflowFailed, map[string]string{"app": "y", "team": "red"}},
+		{"dev", "d", v1alpha1.WorkflowRunning, nil},
+		{"argo", "e", v1alpha1.WorkflowRunning, map[string]string{"app": "y", "team": "blue"}},
+	} {
+		wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.name, Labels: w.labels}}
+		wf.Status.Phase = w.phase
+		wf.Status.Nodes = v1alpha1.Nodes{w.name: {ID: w.name, Name: w.name, Type: v1alpha1.NodeTypePod}}
+		must(t, s.Create(context.Background(), wf), "Create "+w.name)
+	}
+}
+
+func names(objs []store.Object) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.GetName())
+	}
+	return out
+}
+
+func TestListFilters(t *testing.T) {
+	s := testStore(t)
+	seedWorkflows(t, s)
+	tests := []struct {
+		name      string
+		namespace string
+		labels    string
+		fields    string
+		want      []string // newest first
+	}{
+		{name: "all namespaces, newest first", want: []string{"e", "d", "c", "b", "a"}},
+		{name: "one namespace", namespace: "dev", want: []string{"d", "c"}},
+		{name: "label equals", labels: "app=x", want: []string{"b", "a"}},
+		{name: "label not equals", labels: "app!=x", want: []string{"e", "d", "c"}},
+		{name: "label exists", labels: "team", want: []string{"e", "c", "a"}},
+		{name: "label does not exist", labels: "!team", want: []string{"d", "b"}},
+		{name: "label set", labels: "team in (red,green)", want: []string{"c", "a"}},
+		{name: "labels and", labels: "app=y,team=red", want: []string{"c"}},
+		{name: "label and namespace", namespace: "argo", labels: "app=y", want: []string{"e"}},
+		{name: "phase", fields: "status.phase=Running", want: []string{"e", "d", "b"}},
+		{name: "phase ==", fields: "status.phase==Failed", want: []string{"c"}},
+		{name: "phase not", fields: "status.phase!=Running", want: []string{"c", "a"}},
+		{name: "name", fields: "metadata.name=b", want: []string{"b"}},
+		{name: "name not", fields: "metadata.name!=b", want: []string{"e", "d", "c", "a"}},
+		{name: "namespace field", fields: "metadata.namespace=dev", want: []string{"d", "c"}},
+		{name: "namespace field not", fields: "metadata.namespace!=dev", want: []string{"e", "b", "a"}},
+		{name: "fields and", fields: "metadata.namespace=argo,status.phase=Running", want: []string{"e", "b"}},
+		{name: "fields and labels", fields: "status.phase=Running", labels: "app", want: []string{"e", "b"}},
+		{name: "nothing matches", labels: "app=z", want: []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, next, err := s.List(context.Background(), store.KindWorkflow, tt.namespace,
+				store.ListOptions{LabelSelector: tt.labels, FieldSelector: tt.fields})
+			must(t, err, "List")
+			if g := names(got); !slices.Equal(g, tt.want) {
+				t.Errorf("got %v, want %v", g, tt.want)
+			}
+			if next != "" {
+				t.Errorf("continue token %q without a limit", next)
+			}
+		})
+	}
+}
+
+func TestListOmitsNodes(t *testing.T) {
+	s := testStore(t)
+	seedWorkflows(t, s)
+	got, _, err := s.List(context.Background(), store.KindWorkflow, "", store.ListOptions{})
+	must(t, err, "List")
+	for _, o := range got {
+		wf := o.(*v1alpha1.Workflow)
+		if wf.Status.Nodes != nil {
+			t.Errorf("%s: List loaded %d nodes", wf.Name, len(wf.Status.Nodes))
+		}
+		if wf.Status.Phase == "" || wf.ResourceVersion != "1" || wf.Kind != "Workflow" {
+			t.Errorf("%s: listed workflow lacks its status or metadata: %+v", wf.Name, wf.ObjectMeta)
+		}
+	}
+	// Update of a listed workflow keeps its nodes (nil means "not loaded").
+	wf := got[0].(*v1alpha1.Workflow)
+	wf.Labels = map[string]string{"touched": "yes"}
+	must(t, s.Update(context.Background(), wf), "Update listed workflow")
+	full, err := s.Get(context.Background(), store.KindWorkflow, wf.Namespace, wf.Name)
+	must(t, err, "Get")
+	if n := len(full.(*v1alpha1.Workflow).Status.Nodes); n != 1 {
+		t.Errorf("after updating a listed workflow: %d nodes, want 1", n)
+	}
+}
+
+func TestListPagination(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	var all []string
+	for i := range 23 {
+		wf := &v1alpha1.Workflow{}
+		wf.Namespace, wf.Name = "argo", fmt.Sprintf("wf-%02d", i)
+		if i%3 == 0 {
+			wf.Labels = map[string]string{"every": "third"}
+		}
+		must(t, s.Create(ctx, wf), "Create")
+		all = append([]string{wf.Name}, all...) // newest first
+	}
+	var third []string
+	for _, n := range all {
+		var i int
+		_, _ = fmt.Sscanf(n, "wf-%d", &i)
+		if i%3 == 0 {
+			third = append(third, n)
+		}
+	}
+	tests := []struct {
+		name   string
+		labels string
+		limit  int64
+		want   []string
+	}{
+		{"pages of 5", "", 5, all},
+		{"pages of 1", "", 1, all},
+		{"one page exactly", "", 23, all},
+		{"limit above count", "", 100, all},
+		{"label filter, pages of 3", "every=third", 3, third},
+		{"label filter, pages of 8", "every=third", 8, third},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			token, pages := "", 0
+			for {
+				objs, next, err := s.List(ctx, store.KindWorkflow, "argo",
+					store.ListOptions{LabelSelector: tt.labels, Limit: tt.limit, Continue: token})
+				must(t, err, "List")
+				pages++
+				if int64(len(objs)) > tt.limit {
+					t.Fatalf("page of %d, limit %d", len(objs), tt.limit)
+				}
+				got = append(got, names(objs)...)
+				if next == "" {
+					break
+				}
+				if int64(len(objs)) != tt.limit {
+					t.Errorf("short page (%d) with a continue token", len(objs))
+				}
+				token = next
+				if pages > 100 {
+					t.Fatalf("pagination does not end")
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			if wantPages := (int64(len(tt.want)) + tt.limit - 1) / tt.limit; int64(pages) != max(wantPages, 1) {
+				t.Errorf("%d pages, want %d", pages, wantPages)
+			}
+		})
+	}
+
+	// Objects created while paging are newer than the cursor: they do not
+	// show up on later pages, and nothing is repeated or skipped.
+	first, next, err := s.List(ctx, store.KindWorkflow, "argo", store.ListOptions{Limit: 10})
+	must(t, err, "List")
+	late := &v1alpha1.Workflow{}
+	late.Namespace, late.Name = "argo", "late"
+	must(t, s.Create(ctx, late), "Create during paging")
+	must(t, s.Delete(ctx, store.KindWorkflow, "argo", all[0]), "Delete an already listed object")
+	rest, _, err := s.List(ctx, store.KindWorkflow, "argo", store.ListOptions{Continue: next})
+	must(t, err, "List rest")
+	if got := append(names(first), names(rest)...); !slices.Equal(got, all) {
+		t.Errorf("paging across writes: got %v, want %v", got, all)
+	}
+}
+
+func TestListBadOptions(t *testing.T) {
+	s := testStore(t)
+	for _, opts := range []store.ListOptions{
+		{LabelSelector: "a=(b"},
+		{FieldSelector: "spec.entrypoint=main"},
+		{FieldSelector: "metadata.name"},
+		{Continue: "not-a-token"},
+		{Continue: "eyJ2Ijo5LCJ0IjoxLCJpIjoxfQ"}, // {"v":9,...}: another version
+	} {
+		_, _, err := s.List(context.Background(), store.KindWorkflow, "", opts)
+		isErr(t, err, ErrInvalid, fmt.Sprintf("List %+v", opts))
+	}
+}
+
+func TestListKinds(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	for _, f := range fixtures() {
+		must(t, s.Create(ctx, f.new(t)), "Create")
+	}
+	for _, f := range fixtures() {
+		got, _, err := s.List(ctx, f.kind, "", store.ListOptions{})
+		must(t, err, "List")
+		if len(got) != 1 || got[0].GetObjectKind().GroupVersionKind().Kind != string(f.kind) {
+			t.Errorf("List %s: %v", f.kind, names(got))
+		}
+		// A namespace argument does not hide cluster-scoped objects.
+		got, _, err = s.List(ctx, f.kind, "argo", store.ListOptions{})
+		must(t, err, "List in argo")
+		if len(got) != 1 {
+			t.Errorf("List %s in argo: %v", f.kind, names(got))
+		}
+	}
+	// CronWorkflows filter on their phase too.
+	got, _, err := s.List(ctx, store.KindCronWorkflow, "", store.ListOptions{FieldSelector: "status.phase=Active"})
+	must(t, err, "List")
+	if len(got) != 1 {
+		t.Errorf("cron workflows by phase: %v", names(got))
+	}
+}

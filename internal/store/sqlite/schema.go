@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+)
+
+// migrations are the schema, one step per entry. PRAGMA user_version holds
+// how many have been applied. Append; never edit a step that has shipped.
+var migrations = [...]string{
+	// 1: objects, their specs, and workflow nodes as rows.
+	`
+CREATE TABLE objects (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind             TEXT    NOT NULL,
+    namespace        TEXT    NOT NULL,          -- '' for cluster-scoped kinds
+    name             TEXT    NOT NULL,
+    uid              TEXT    NOT NULL,
+    resource_version INTEGER NOT NULL,          -- per object: 1 on create, +1 per write
+    generation       INTEGER NOT NULL,          -- +1 when the spec changes
+    created_at       INTEGER NOT NULL,          -- unix nanoseconds from the injected clock
+    phase            TEXT    NOT NULL DEFAULT '', -- status.phase (Workflow, CronWorkflow)
+    labels           TEXT,                      -- JSON object; NULL when there are none
+    spec_hash        BLOB    NOT NULL,          -- sha256 of specs.spec
+    body             BLOB    NOT NULL,          -- JSON of the object without spec and status.nodes
+    UNIQUE (kind, namespace, name)
+) STRICT;
+CREATE INDEX objects_by_age    ON objects (kind, created_at DESC, id DESC);
+CREATE INDEX objects_by_ns_age ON objects (kind, namespace, created_at DESC, id DESC);
+
+CREATE TABLE specs (
+    object_id INTEGER PRIMARY KEY REFERENCES objects (id) ON DELETE CASCADE,
+    spec      BLOB NOT NULL                     -- JSON of the object's spec
+) STRICT;
+
+CREATE TABLE nodes (
+    object_id INTEGER NOT NULL REFERENCES objects (id) ON DELETE CASCADE,
+    node_id   TEXT    NOT NULL,
+    rv        INTEGER NOT NULL,                 -- the workflow's resource_version when written
+    body      BLOB    NOT NULL,                 -- JSON of one v1alpha1.NodeStatus
+    UNIQUE (object_id, node_id)
+) STRICT;
+`,
+}
+
+// schemaVersion is the user_version of a fully migrated database.
+const schemaVersion = len(migrations)
+
+// migrate brings the database to schemaVersion in one transaction, so a
+// crash leaves either the old schema or the new one.
+func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE on the writer
+	if err != nil {
+		return fmt.Errorf("begin migration: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	var have int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		return fmt.Errorf("read user_version: %w", err)
+	}
+	if have > schemaVersion {
+		return fmt.Errorf("schema version %d, this binary knows %d: %w", have, schemaVersion, ErrSchemaTooNew)
+	}
+	if have == schemaVersion {
+		return nil
+	}
+	for v := have; v < schemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migration %d: %w", v+1, err)
+		}
+	}
+	// PRAGMA takes no parameters; the value is a constant of this package.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return fmt.Errorf("set user_version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit migration: %w", err)
+	}
+	log.Info("sqlite store schema migrated", "from", have, "to", schemaVersion)
+	return nil
+}

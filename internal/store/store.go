@@ -1,0 +1,64 @@
+// Package store holds what every store shares: kinds, list options, watch
+// events and the errors a store returns. The interface a consumer needs is
+// declared by that consumer (the controller, the server). Implementations
+// live below: sqlite/ (embedded), later kube/ and postgres/.
+package store
+
+import (
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Errors a store returns; wrap them with %w and test with errors.Is.
+var (
+	// ErrNotFound: no object of that kind, namespace and name.
+	ErrNotFound = errors.New("not found")
+	// ErrAlreadyExists: Create of a name that is taken.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrConflict: Update with a stale resourceVersion.
+	ErrConflict = errors.New("conflict: the object has been modified; read it again and retry")
+)
+
+// Kind is an Argo kind name: "Workflow", "WorkflowTemplate", ...
+type Kind string
+
+// The kinds a store holds.
+const (
+	KindWorkflow                Kind = "Workflow"
+	KindWorkflowTemplate        Kind = "WorkflowTemplate"
+	KindClusterWorkflowTemplate Kind = "ClusterWorkflowTemplate"
+	KindCronWorkflow            Kind = "CronWorkflow"
+	KindWorkflowEventBinding    Kind = "WorkflowEventBinding"
+)
+
+// Object is a typed Argo object.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// ListOptions filter and page a List.
+type ListOptions struct {
+	LabelSelector string // Kubernetes label selector syntax
+	FieldSelector string // metadata.name, metadata.namespace, status.phase (=, !=)
+	Limit         int64  // 0: no limit
+	Continue      string // the token a previous List returned
+}
+
+// EventType says what happened to an object.
+type EventType string
+
+// Watch event types, as Kubernetes names them.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// Event is one change seen by a watch.
+type Event struct {
+	Type   EventType
+	Object Object
+}
