@@ -42,12 +42,15 @@ lint: vet fmt-check verify-generated
 run: build
 	$(BIN) lint $(EXAMPLE)
 
-## conformance: lint Argo's 217 examples and print the counts.
+## conformance: lint Argo's 217 examples, then run the host-runnable ones with braid run.
 conformance: build
 	./hack/conformance.sh $(BIN) "$(BRAID_CONFORMANCE_DIR)"
+	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance$$' -v ./test/e2e/
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/spec/... ./internal/expr/...
+## bench: braid against GNU make on the same graphs (W1, W2, W5), then the package benchmarks.
+bench: build
+	$(GO) run ./test/bench -braid $(BIN) -runs 3
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadValidate$$' -fuzztime $(FUZZTIME) ./internal/spec/

@@ -58,6 +58,7 @@ func newRoot(s streams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(s), newLintCommand(s))
+	root.AddCommand(newVersionCommand(s), newLintCommand(s), newRunCommand(s))
+	root.AddCommand(newBuiltinCommands(s)...)
 	return root
 }

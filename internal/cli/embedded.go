@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/braidwf/braid/internal/config"
+	"github.com/braidwf/braid/internal/controller"
+	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/runtime/local"
+	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// embedded is braid on one machine: the SQLite store, the local runtime and
+// the controller, all under one data directory.
+type embedded struct {
+	cfg   *config.Config
+	store *sqlite.Store
+	ctl   *controller.Controller
+}
+
+func openEmbedded(ctx context.Context, dataDir, configFile string) (*embedded, error) {
+	cfg, err := config.Load(config.Sources{DataDirFlag: dataDir, ConfigFlag: configFile})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "braid.db"), sqlite.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open the embedded store: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("find the braid binary: %w", err), st.Close())
+	}
+	rt, err := local.New(local.Config{
+		DataDir: cfg.DataDir,
+		Images:  executor.MergeImageTable(executor.BuiltinImages(self), cfg.Images),
+		Braid:   self,
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())
+	}
+	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt})
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	return &embedded{cfg: cfg, store: st, ctl: ctl}, nil
+}
+
+func (e *embedded) run(ctx context.Context, wf *v1alpha1.Workflow, templates engine.TemplateResolver,
+	observe controller.Observer, shutdown <-chan v1alpha1.ShutdownStrategy) (*v1alpha1.Workflow, error) {
+	if wf.Name == "" {
+		prefix := wf.GenerateName
+		if prefix == "" {
+			prefix = "workflow-"
+		}
+		wf.Name = sqlite.GenerateName(prefix)
+	}
+	return e.ctl.Run(ctx, controller.RunRequest{Workflow: wf, Templates: templates, Observe: observe, Shutdown: shutdown})
+}
+
+func (e *embedded) Close() error {
+	return e.store.Close()
+}

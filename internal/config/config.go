@@ -1,0 +1,81 @@
+// Package config parses braid's settings once, from flags, then the
+// environment, then an optional config file, into a Config value that is
+// passed down. Nothing else in braid reads the environment for settings.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/braidwf/braid/internal/executor"
+)
+
+// EnvHome names the environment variable that sets the data directory.
+const EnvHome = "BRAID_HOME"
+
+// Config is braid's configuration.
+type Config struct {
+	// DataDir holds the embedded store, the step logs and the artifacts.
+	DataDir string `json:"-"`
+	// Images extends the built-in image table: what an image's entrypoint
+	// is, for steps whose container has no command, and the commands it
+	// supplies that the host lacks.
+	Images executor.ImageTable `json:"images,omitempty"`
+}
+
+// Sources are the inputs Load combines; flags win over the environment,
+// which wins over the file.
+type Sources struct {
+	DataDirFlag string              // --data-dir
+	ConfigFlag  string              // --config; default <data dir>/config.yaml when it exists
+	Getenv      func(string) string // os.Getenv in production
+	HomeDir     func() (string, error)
+}
+
+// Load builds the Config.
+func Load(src Sources) (*Config, error) {
+	if src.Getenv == nil {
+		src.Getenv = os.Getenv
+	}
+	if src.HomeDir == nil {
+		src.HomeDir = os.UserHomeDir
+	}
+	dir := src.DataDirFlag
+	if dir == "" {
+		dir = src.Getenv(EnvHome)
+	}
+	if dir == "" {
+		home, err := src.HomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("find the home directory for %s (set %s or --data-dir): %w", "~/.braid", EnvHome, err)
+		}
+		dir = filepath.Join(home, ".braid")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	cfg := &Config{}
+	file := src.ConfigFlag
+	explicit := file != ""
+	if !explicit {
+		file = filepath.Join(abs, "config.yaml")
+	}
+	data, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+	case err != nil:
+		return nil, fmt.Errorf("read config %s: %w", file, err)
+	default:
+		if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+			return nil, fmt.Errorf("config %s: %w", file, err)
+		}
+	}
+	cfg.DataDir = abs
+	return cfg, nil
+}

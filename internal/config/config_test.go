@@ -1,0 +1,41 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{}
+	src := func(flag string) Sources {
+		return Sources{DataDirFlag: flag, Getenv: func(k string) string { return env[k] }, HomeDir: func() (string, error) { return home, nil }}
+	}
+	cfg, err := Load(src(""))
+	if err != nil || cfg.DataDir != filepath.Join(home, ".braid") {
+		t.Fatalf("default: %v %v", cfg, err)
+	}
+	env[EnvHome] = filepath.Join(home, "env")
+	if cfg, _ = Load(src("")); cfg.DataDir != filepath.Join(home, "env") {
+		t.Fatalf("env: %s", cfg.DataDir)
+	}
+	flagDir := filepath.Join(home, "flag")
+	if err := os.MkdirAll(flagDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(flagDir, "config.yaml"), []byte("images:\n  myorg/tool:1:\n    command: [/usr/bin/tool]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(src(flagDir))
+	if err != nil || cfg.DataDir != flagDir || cfg.Images["myorg/tool:1"].Command[0] != "/usr/bin/tool" {
+		t.Fatalf("flag + file: %+v %v", cfg, err)
+	}
+	if err := os.WriteFile(filepath.Join(flagDir, "config.yaml"), []byte("imagez: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(src(flagDir)); err == nil || !strings.Contains(err.Error(), "imagez") {
+		t.Fatalf("unknown field: %v", err)
+	}
+}

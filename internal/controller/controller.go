@@ -1,0 +1,70 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// Store is what the controller needs from a store.
+type Store interface {
+	Create(ctx context.Context, obj store.Object) error
+	Update(ctx context.Context, obj store.Object) error
+	// UpdateWorkflowStatus writes the workflow's status, and of its nodes only
+	// those listed, under optimistic concurrency; it sets the new resourceVersion.
+	UpdateWorkflowStatus(ctx context.Context, wf *v1alpha1.Workflow, changedNodes []string) error
+}
+
+// Runtime is what the controller needs from a runtime.
+type Runtime interface {
+	Start(ctx context.Context, run runtime.Run) error
+	Kill(ctx context.Context, runID string) error
+	Events() <-chan runtime.StepEvent
+}
+
+var (
+	_ Runtime = runtime.Runtime(nil)
+)
+
+// Options configure a Controller.
+type Options struct {
+	Store   Store
+	Runtime Runtime
+	Logger  *slog.Logger
+	Clock   func() time.Time
+	Limits  engine.Limits
+}
+
+// Controller drives workflows through the engine.
+type Controller struct {
+	store   Store
+	rt      Runtime
+	log     *slog.Logger
+	now     func() time.Time
+	limits  engine.Limits
+}
+
+// New returns a Controller. Store and Runtime are required.
+func New(o Options) (*Controller, error) {
+	if o.Store == nil || o.Runtime == nil {
+		return nil, fmt.Errorf("controller: a store and a runtime are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits}, nil
+}
+
+// RunID is the runtime's ID for a workflow's node.
+func RunID(wf *v1alpha1.Workflow, nodeID string) string {
+	return string(wf.UID) + "-" + nodeID
+}

@@ -1,0 +1,184 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// Observer is told about every persisted change of a workflow, with the IDs
+// of the nodes that changed. It must not keep or modify wf.
+type Observer func(wf *v1alpha1.Workflow, changed []string)
+
+// RunRequest is one workflow to drive to completion in this process.
+type RunRequest struct {
+	// Workflow has its name, namespace and uid set; it is created in the store.
+	Workflow  *v1alpha1.Workflow
+	Templates engine.TemplateResolver
+	Observe   Observer
+	// Shutdown receives Stop or Terminate requests (Ctrl-C).
+	Shutdown <-chan v1alpha1.ShutdownStrategy
+}
+
+// Run creates the workflow in the store and drives it until it completes,
+// ctx ends, or a system error occurs. It returns the final workflow.
+func (c *Controller) Run(ctx context.Context, req RunRequest) (*v1alpha1.Workflow, error) {
+	wf := req.Workflow
+	if err := c.store.Create(ctx, wf); err != nil {
+		return nil, fmt.Errorf("create workflow %s/%s: %w", wf.Namespace, wf.Name, err)
+	}
+	d := &driver{c: c, req: req, wf: wf, results: map[string]engine.StepResult{}}
+	return d.loop(ctx)
+}
+
+// driver is the state of one Run.
+type driver struct {
+	c       *Controller
+	req     RunRequest
+	wf      *v1alpha1.Workflow
+	results map[string]engine.StepResult
+	timer   *time.Timer
+}
+
+func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
+	for {
+		res, err := d.reconcile(ctx)
+		if err != nil {
+			return d.wf, err
+		}
+		if d.wf.Status.Phase.Completed() {
+			return d.wf, nil
+		}
+		if err := d.wait(ctx, res.RequeueAfter); err != nil {
+			return d.wf, err
+		}
+	}
+}
+
+// reconcile runs one decide-persist-act cycle.
+func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
+	res, err := engine.Reconcile(engine.Snapshot{
+		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits,
+	}, d.c.now())
+	if err != nil {
+		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)
+	}
+	d.wf.Status = res.Status
+	setPhaseLabels(d.wf)
+	if err := d.c.store.UpdateWorkflowStatus(ctx, d.wf, res.Changed); err != nil {
+		return res, fmt.Errorf("persist %s: %w", d.wf.Name, err)
+	}
+	d.forgetMerged()
+	if d.req.Observe != nil && len(res.Changed) > 0 {
+		d.req.Observe(d.wf, res.Changed)
+	}
+	return res, d.act(ctx, res.Plan)
+}
+
+// act carries out a plan that is already persisted.
+func (d *driver) act(ctx context.Context, p engine.Plan) error {
+	for _, k := range p.Kill {
+		if err := d.c.rt.Kill(ctx, RunID(d.wf, k.NodeID)); err != nil {
+			d.c.log.Warn("kill step", "workflow", d.wf.Name, "node", k.NodeID, "err", err)
+		}
+	}
+	for _, l := range p.Launch {
+		if err := d.c.rt.Start(ctx, d.run(l)); err != nil {
+			// The runtime could not even accept the step: report it as the step's error.
+			d.results[l.NodeID] = engine.StepResult{Phase: v1alpha1.NodeError, Message: err.Error(), FinishedAt: d.c.now()}
+		}
+	}
+	return nil
+}
+
+func (d *driver) run(l engine.Launch) runtime.Run {
+	return runtime.Run{
+		ID: RunID(d.wf, l.NodeID), Namespace: d.wf.Namespace, Workflow: d.wf.Name, WorkflowUID: string(d.wf.UID),
+		NodeID: l.NodeID, PodName: l.PodName, Template: l.Template, IncludeResult: l.IncludeResult,
+		ActiveDeadline: l.ActiveDeadline, Deadline: l.Deadline, Env: l.Env,
+	}
+}
+
+// forgetMerged drops the results the engine has taken into the status.
+func (d *driver) forgetMerged() {
+	for id, r := range d.results {
+		n, ok := d.wf.Status.Nodes[id]
+		if !ok {
+			continue
+		}
+		if n.Phase == r.Phase || n.Phase.Completed() {
+			delete(d.results, id)
+		}
+	}
+}
+
+// wait blocks until a runtime event, the requeue timer, a shutdown request
+// or the end of ctx, then drains whatever else is ready.
+func (d *driver) wait(ctx context.Context, after time.Duration) error {
+	var timeout <-chan time.Time
+	if after > 0 {
+		if d.timer == nil {
+			d.timer = time.NewTimer(after)
+		} else {
+			d.timer.Reset(after)
+		}
+		defer d.timer.Stop()
+		timeout = d.timer.C
+	}
+	select {
+	case ev := <-d.c.rt.Events():
+		d.record(ev)
+	case <-timeout:
+	case s := <-d.req.Shutdown:
+		d.wf.Spec.Shutdown = s
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	d.drain()
+	return nil
+}
+
+// drain records every event that is already waiting, so that one reconcile
+// answers many finished steps.
+func (d *driver) drain() {
+	for {
+		select {
+		case ev := <-d.c.rt.Events():
+			d.record(ev)
+		case s := <-d.req.Shutdown:
+			d.wf.Spec.Shutdown = s
+		default:
+			return
+		}
+	}
+}
+
+func (d *driver) record(ev runtime.StepEvent) {
+	if prev, ok := d.results[ev.NodeID]; ok && prev.Phase.Completed() && !ev.Phase.Completed() {
+		return // a late Running never hides a final result
+	}
+	d.results[ev.NodeID] = engine.StepResult{
+		Phase: ev.Phase, Message: ev.Message, ExitCode: ev.ExitCode, Outputs: ev.Outputs,
+		StartedAt: ev.StartedAt, FinishedAt: ev.FinishedAt,
+	}
+}
+
+// setPhaseLabels keeps the labels Argo sets on a workflow in step with its phase.
+func setPhaseLabels(wf *v1alpha1.Workflow) {
+	if wf.Status.Phase == "" {
+		return
+	}
+	if wf.Labels == nil {
+		wf.Labels = map[string]string{}
+	}
+	wf.Labels["workflows.argoproj.io/phase"] = string(wf.Status.Phase)
+	if wf.Status.Phase.Completed() {
+		wf.Labels["workflows.argoproj.io/completed"] = "true"
+	} else {
+		wf.Labels["workflows.argoproj.io/completed"] = "false"
+	}
+}

@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// Snapshot is everything Reconcile looks at. Reconcile takes ownership of
+// Workflow: the returned Status may share memory with Workflow.Status, and
+// the caller must not use Workflow.Status afterwards except through Result.
+type Snapshot struct {
+	// Workflow is the spec and the current status. metadata.name and uid are set.
+	Workflow *v1alpha1.Workflow
+	// Templates resolves templateRef; nil resolves nothing.
+	Templates TemplateResolver
+	// Results are what the runtime reported for Pod nodes, by node ID. A result
+	// for a node that is already completed is ignored.
+	Results map[string]StepResult
+	// Limits bound what one workflow may create.
+	Limits Limits
+	// TransientErrorPattern is a regular expression (Argo's
+	// TRANSIENT_ERROR_PATTERN) that marks more failure messages as transient
+	// for retryPolicy OnTransientError, on top of a built-in pattern
+	// (connection reset, i/o timeout, pod deleted, ...). Empty adds nothing.
+	TransientErrorPattern string
+	// Memo, when set, keeps what Reconcile derives from the templates between
+	// calls for this workflow (see Memo). Optional; nil is always correct.
+	Memo *Memo
+}
+
+// Limits stop runaway workflows with a clear message instead of a crash.
+type Limits struct {
+	// MaxDepth is how deeply templates may call templates (recursion); 0 means 1000.
+	MaxDepth int
+	// MaxNodes is how many nodes a workflow may have; 0 means no limit.
+	MaxNodes int
+}
+
+// TemplateResolver finds the templates of WorkflowTemplates and
+// ClusterWorkflowTemplates for templateRef.
+type TemplateResolver interface {
+	Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error)
+}
+
+// StepResult is what the runtime reports about one Pod node.
+type StepResult struct {
+	// Phase is Running (started), Succeeded, Failed or Error. Running only
+	// moves a Pending node on; other phases are ignored.
+	Phase v1alpha1.NodePhase
+	// Message is the node's message; for a Failed step with an empty message
+	// and a non-zero exit code, Reconcile writes "main: Error (exit code N)".
+	Message  string
+	ExitCode *int32
+	// Outputs holds the output parameters with their values, the result
+	// (when it was captured) and the artifacts. Reconcile fills in each
+	// declared output's globalName when the report leaves it out.
+	Outputs *v1alpha1.Outputs
+	// StartedAt is informational: the node keeps the startedAt it got when it
+	// was created, as in Argo, so that time spent Pending counts against a
+	// template timeout. FinishedAt becomes the node's finishedAt (now when
+	// zero).
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// PodIP is recorded for daemons ({{steps.x.ip}}); HostNode as hostNodeName.
+	PodIP    string
+	HostNode string
+}
+
+// Result is the outcome of one Reconcile.
+type Result struct {
+	// Status is the workflow's new status.
+	Status v1alpha1.WorkflowStatus
+	// Changed lists the IDs of the nodes this reconcile created or modified,
+	// so that a store can write only those.
+	Changed []string
+	// Plan is what the caller must do, after it has persisted Status.
+	Plan Plan
+	// RequeueAfter asks for another Reconcile after this long even if no
+	// result arrives (backoff, suspend duration, deadlines); 0 means no timer.
+	RequeueAfter time.Duration
+}
+
+// Plan lists the actions of one reconcile.
+type Plan struct {
+	Launch []Launch
+	Kill   []Kill
+}
+
+// Launch starts the Pod node NodeID. Status already holds the node, Pending.
+type Launch struct {
+	NodeID string
+	// NodeName is the node's name (for logs and the runtime's records).
+	NodeName string
+	PodName  string
+	// Template is the fully substituted leaf template, a private copy: its
+	// inputs hold the bound values. A script keeps its source; the runtime
+	// stages it and appends the staged path to the args (rule 11.1).
+	// Resource, http, plugin, data and containerSet templates are launched
+	// too: the runtime refuses the types it cannot run.
+	Template *v1alpha1.Template
+	// IncludeResult asks the runtime to capture stdout as outputs.result (rule 11.3).
+	IncludeResult bool
+	// ActiveDeadline counts from the moment the step starts (template
+	// activeDeadlineSeconds); Deadline is absolute (template timeout, the
+	// workflow's activeDeadlineSeconds). Zero values mean none.
+	ActiveDeadline time.Duration
+	Deadline       time.Time
+	// Env is extra environment for the step (ARGO_* variables).
+	Env map[string]string
+	// OnExit is true for a step that is part of an exit handler or hook: a
+	// Stop shutdown and the workflow deadline spare it.
+	OnExit bool
+}
+
+// Kill stops a running Pod node. Status already holds the node's final
+// phase and message; whatever the runtime reports afterwards is ignored.
+type Kill struct {
+	NodeID string
+	Reason string
+}

@@ -1,0 +1,98 @@
+// Package engine decides what happens next in one workflow. It is braid's
+// heart: a pure reconcile with Argo Workflows' semantics, as written down in
+// shared/reference/ARGO-SEMANTICS.md (rule numbers below refer to it).
+//
+// # What it owns
+//
+// Everything about a workflow's execution that can be decided from a
+// snapshot: the node tree (names, IDs, types, phases, messages, children,
+// outbound nodes, boundaries, display names), variable substitution into
+// templates, steps and DAG scheduling, loops, when, depends, retries and
+// backoff, timeouts and deadlines, suspend, exit handlers and lifecycle
+// hooks, parallelism and failFast, shutdown, template and global outputs,
+// and the workflow's own phase and message.
+//
+// It does not own: validation (internal/spec; Reconcile assumes a validated
+// spec but never crashes on one that is not), template storage (templateRef
+// goes through a TemplateResolver; spec.workflowTemplateRef is resolved by
+// the caller), persistence, running steps, time, labels on the Workflow
+// object (the caller sets workflows.argoproj.io/phase and /completed from
+// Status.Phase), ConfigMaps (a valueFrom.configMapKeyRef needs a default).
+//
+// # The contract
+//
+//	func Reconcile(s Snapshot, now time.Time) (Result, error)
+//
+// The caller (internal/controller) loads a Snapshot: the Workflow (spec and
+// current status), a TemplateResolver, the step results the runtime
+// reported since the last call (by node ID), Limits and an optional Memo.
+// Reconcile returns:
+//
+//   - Result.Status: the new status. Only the nodes listed in
+//     Result.Changed were created or modified, so a store can write just
+//     those rows.
+//   - Result.Plan: the steps to Launch (each node is already in Status as
+//     Pending, with a fully substituted template) and the runs to Kill (each
+//     node already holds its final phase and message; later reports are
+//     ignored).
+//   - Result.RequeueAfter: when to call again even if no result arrives
+//     (retry backoff, suspend duration, workflow deadline, Pending timeout,
+//     or "as soon as possible" when a pass changed something nothing will
+//     report on).
+//
+// The caller persists Status, then starts each Launch and kills each Kill,
+// and calls Reconcile again on every reported result and after
+// RequeueAfter. The error return is only for a caller's mistake
+// (ErrNoWorkflow); every user error (a bad reference, a missing input, an
+// unresolvable template, a failing step) ends up in the status, as Argo
+// records it: an Error or Failed node, a failed step group, an Error or
+// Failed workflow with Argo's exact messages (rule 2.9).
+//
+// Reconcile is deterministic: the same snapshot and now give the same
+// result. It performs no I/O, starts no goroutines and reads no clock.
+// Snapshot.Workflow is owned by Reconcile during the call: the returned
+// Status shares memory with it.
+//
+// # How a pass works
+//
+// Like Argo's operator, every pass starts from the entrypoint and walks the
+// template tree (rule 0.1); node identity is the node name, and a node that
+// is fulfilled returns at once without any substitution. reconcile.go holds
+// the pass: start, merge the results (pod.go), apply a shutdown or a passed
+// deadline (control.go), run the entrypoint, the workflow hooks and the exit
+// handler in the order of rule 9.4, and settle the workflow phase (phase.go).
+//
+//	execute.go    executeTemplate: resolve, bind inputs, parallelism, retry, dispatch
+//	template.go   holders, templateRef, inline templates, templateDefaults
+//	scope.go      variables: globals, inputs, locals, lazy steps./tasks. references
+//	args.go       inputs from arguments (rule 6.5), artifacts, absent optionals
+//	refs.go       steps.<name>.* and skipped producers' outputs (rule 6.6)
+//	steps.go      steps templates and step groups (rules 1.7, 2.3, 2.4)
+//	dag.go        DAG templates and tasks; dagphase.go: depends, targets, phase (rule 2.5)
+//	loops.go      withItems, withParam, withSequence, names, aggregates (§5)
+//	retry.go      Retry nodes, policies, backoff, expression (§7)
+//	hooks.go      exit handlers and lifecycle hooks (§9)
+//	timeout.go    suspend, template timeouts and deadlines (§8)
+//	pod.go        leaf nodes, Launches, result capture (rule 11.3), merging results
+//	outputs.go    outputs of steps and DAG templates, globalName (§12)
+//	control.go    parallelism, failFast, shutdown, deadline sweep (§10)
+//	resultrefs.go which steps' results a template mentions
+//	nodes.go      node records, IDs, display names, outbound nodes
+//
+// # Cost
+//
+// A pass is O(nodes walked) with a small constant and allocates little for
+// finished work: fulfilled nodes return before any substitution; the
+// finished groups of a steps template are found by binary search; variables
+// of earlier steps are computed only for the tags that name them; a running
+// leaf node is revisited without substitution; node IDs are hashed into a
+// scratch buffer. A Memo kept by the caller across passes spares the
+// per-pass analysis of large templates (DAG shapes, result references).
+//
+// # Imports
+//
+// engine imports the API types (pkg/apis/v1alpha1), internal/expr and the
+// standard library (and apimachinery for metav1.Time and IntOrString). It
+// must not import the store, the runtime, the executor, the server, the
+// controller or any Kubernetes client: they call it.
+package engine

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoWorkflow is returned by Reconcile when the snapshot holds no
+// workflow, or one without a name: a caller's mistake, not a user's.
+var ErrNoWorkflow = errors.New("engine: snapshot has no named workflow")
+
+// Internal signals. They travel from executeTemplate to the steps and DAG
+// code, which decide what each means for the group or the task (rules 2.4,
+// 8.3, 10.1). None of them leaves the package.
+var (
+	// errParallelism: the node was not created (or not advanced) this pass
+	// because a parallelism limit or template failFast holds it back.
+	errParallelism = errors.New("max parallelism reached")
+	// errTimeout: a Pending node passed its template timeout; the node is
+	// Failed "timeout" and its step group fails at once.
+	errTimeout = errors.New("timeout")
+	// errWait: a steps./tasks. reference is not known yet; try again on a
+	// later pass (rule 0.2).
+	errWait = errors.New("waiting for a reference")
+	// errNodeLimit: creating the node would pass Limits.MaxNodes.
+	errNodeLimit = errors.New("node limit reached")
+)
+
+// depthError ends a node that recurses deeper than Limits.MaxDepth.
+type depthError struct{ limit int }
+
+func (e *depthError) Error() string {
+	return fmt.Sprintf("maximum recursion depth %d exceeded", e.limit)
+}
+
+// isSignal reports whether err is one of the internal signals that a caller
+// treats as "not now" rather than as a user error on the node.
+func isSignal(err error) bool {
+	return errors.Is(err, errParallelism) || errors.Is(err, errWait) || errors.Is(err, errNodeLimit)
+}

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// workflowPhaseOf maps the root node's phase to a workflow phase (rule 2.2).
+func workflowPhaseOf(p v1alpha1.NodePhase) v1alpha1.WorkflowPhase {
+	switch p {
+	case v1alpha1.NodePending:
+		return v1alpha1.WorkflowPending
+	case v1alpha1.NodeSucceeded, v1alpha1.NodeSkipped, v1alpha1.NodeOmitted:
+		return v1alpha1.WorkflowSucceeded
+	case v1alpha1.NodeFailed:
+		return v1alpha1.WorkflowFailed
+	case v1alpha1.NodeError:
+		return v1alpha1.WorkflowError
+	}
+	return v1alpha1.WorkflowRunning
+}
+
+// completeWorkflow ends the workflow (rule 2.8a): phase, message,
+// finishedAt and the Completed condition. An Error workflow whose root is
+// still Running gets the root Error "Workflow operation error". Daemons
+// still up are stopped.
+func (r *run) completeWorkflow(phase v1alpha1.WorkflowPhase, message string) {
+	st := &r.wf.Status
+	st.Phase = phase
+	st.Message = message
+	if phase == v1alpha1.WorkflowError {
+		if root, ok := r.nodes[r.wf.Name]; ok && root.Phase == v1alpha1.NodeRunning {
+			r.setPhase(root.ID, v1alpha1.NodeError, "Workflow operation error")
+		}
+	}
+	st.FinishedAt = metav1.NewTime(r.now)
+	upsertCondition(&st.Conditions, v1alpha1.Condition{Type: v1alpha1.ConditionTypeCompleted, Status: metav1.ConditionTrue})
+	var daemons []string
+	for _, id := range sortedIDs(r.nodes) {
+		if isDaemoned(r.nodes[id]) {
+			daemons = append(daemons, id)
+		}
+	}
+	r.killDaemons(daemons)
+}
+
+func upsertCondition(conds *v1alpha1.Conditions, c v1alpha1.Condition) {
+	for i := range *conds {
+		if (*conds)[i].Type == c.Type {
+			(*conds)[i] = c
+			return
+		}
+	}
+	*conds = append(*conds, c)
+}

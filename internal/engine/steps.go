@@ -1,0 +1,367 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/braidwf/braid/internal/expr"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// executeSteps runs a steps template: its groups strictly one after another
+// (rules 1.7, 2.3, 2.4). Groups that already succeeded are found by a binary
+// search, so a long chain costs O(log n) per pass for the finished part.
+func (r *run) executeSteps(in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+	node, ok := r.byName(in.name)
+	if !ok {
+		n, err := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeSteps, h: in.h, scope: in.scope,
+			boundaryID: opts.boundaryID, phase: v1alpha1.NodeRunning, flag: opts.flag, inputs: in.inputs})
+		if err != nil {
+			return v1alpha1.NodeStatus{}, err
+		}
+		node = n
+	}
+	refs := &stepRefs{r: r, stepsName: in.name, tmpl: in.tmpl, tc: in.tc}
+	sv := r.newVars(in.v)
+	sv.refs = refs
+	copts := execOpts{boundaryID: node.ID, boundaryTmpl: in.tmpl, onExit: opts.onExit, depth: opts.depth}
+	groups := in.tmpl.Steps
+	start := r.succeededGroups(in.name, len(groups))
+	refs.upTo = start
+	for i := start; i < len(groups); i++ {
+		g, err := r.ensureGroup(in, node.ID, i)
+		if err != nil {
+			return node, err
+		}
+		g, err = r.executeStepGroup(g, groups[i], sv, in.tc, copts)
+		if err != nil {
+			r.markError(g.ID, err)
+			g = r.nodes[g.ID]
+		}
+		if !fulfilled(g) {
+			n := r.nodes[node.ID]
+			return n, nil
+		}
+		if g.Phase.FailedOrError() {
+			r.updateStepsOutbound(in.name, node.ID, len(groups))
+			n := r.setPhase(node.ID, v1alpha1.NodeFailed, g.Message)
+			r.killStepsDaemons(in.name, len(groups))
+			return n, nil
+		}
+		if err := refs.checkGroup(i); err != nil {
+			n := r.nodes[node.ID]
+			return n, err
+		}
+		refs.upTo = i + 1
+	}
+	return r.finishSteps(in, node.ID, sv)
+}
+
+// finishSteps computes the outputs of a steps template whose groups all
+// succeeded (§12) and marks it Succeeded.
+func (r *run) finishSteps(in invocation, id string, sv *vars) (v1alpha1.NodeStatus, error) {
+	r.updateStepsOutbound(in.name, id, len(in.tmpl.Steps))
+	outputs, err := r.templateOutputs(in.tmpl, sv)
+	if err != nil {
+		n := r.nodes[id]
+		return n, err
+	}
+	if outputs != nil {
+		n := r.nodes[id]
+		n.Outputs = outputs
+		r.put(n)
+		r.exportOutputs(outputs)
+	}
+	n := r.setPhase(id, v1alpha1.NodeSucceeded)
+	r.killStepsDaemons(in.name, len(in.tmpl.Steps))
+	return n, nil
+}
+
+func groupName(stepsName string, i int) string { return stepsName + "[" + strconv.Itoa(i) + "]" }
+
+// succeededGroups returns how many leading groups exist and Succeeded. A
+// group is created only after the one before it succeeded, so the predicate
+// is monotone and a binary search finds the first group to look at.
+func (r *run) succeededGroups(stepsName string, count int) int {
+	var num [24]byte
+	done := func(i int) bool {
+		idx := strconv.AppendInt(num[:0], int64(i), 10)
+		g, ok := r.byParts(stepsName, "[", string(idx)+"]")
+		return ok && g.Phase == v1alpha1.NodeSucceeded
+	}
+	lo, hi := 0, count
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if done(mid) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// ensureGroup returns step group i, creating it and linking it to the
+// outbound nodes of the group before (rule 1.7).
+func (r *run) ensureGroup(in invocation, stepsID string, i int) (v1alpha1.NodeStatus, error) {
+	name := groupName(in.name, i)
+	if g, ok := r.byName(name); ok {
+		return g, nil
+	}
+	g, err := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeStepGroup, scope: in.tc.scope,
+		boundaryID: stepsID, phase: v1alpha1.NodeRunning, flag: &v1alpha1.NodeFlag{}})
+	if err != nil {
+		return g, err
+	}
+	if i == 0 {
+		r.addChild(stepsID, g.ID)
+		return r.nodes[g.ID], nil
+	}
+	prev, _ := r.byName(groupName(in.name, i-1))
+	if len(prev.Children) == 0 {
+		r.addChild(prev.ID, g.ID)
+	}
+	for _, c := range prev.Children {
+		for _, o := range r.outbound(c) {
+			r.addChild(o, g.ID)
+		}
+	}
+	return r.nodes[g.ID], nil
+}
+
+// updateStepsOutbound sets a Steps node's outboundNodes from the children of
+// its last created group (rule 1.8).
+func (r *run) updateStepsOutbound(stepsName, id string, count int) {
+	g, ok := r.lastStepGroup(stepsName, count)
+	if !ok {
+		return
+	}
+	out := []string{}
+	for _, c := range g.Children {
+		out = append(out, r.outbound(c)...)
+	}
+	n := r.nodes[id]
+	n.OutboundNodes = out
+	r.put(n)
+}
+
+func (r *run) lastStepGroup(stepsName string, count int) (v1alpha1.NodeStatus, bool) {
+	for i := count - 1; i >= 0; i-- {
+		if g, ok := r.byName(groupName(stepsName, i)); ok {
+			return g, true
+		}
+	}
+	return v1alpha1.NodeStatus{}, false
+}
+
+// killStepsDaemons stops the daemons among a finished Steps node's children.
+func (r *run) killStepsDaemons(stepsName string, count int) {
+	for i := 0; i < count; i++ {
+		g, ok := r.byName(groupName(stepsName, i))
+		if !ok {
+			return
+		}
+		r.killDaemons(g.Children)
+	}
+}
+
+// stepChild is one child of a step group: a step, or one loop iteration.
+type stepChild struct {
+	name   string
+	step   *v1alpha1.WorkflowStep
+	exists bool
+}
+
+// executeStepGroup runs the steps of one group in parallel (ctl/steps.go
+// executeStepGroup): resolve references, expand loops, evaluate when, run,
+// then settle the group once every child and its exit handler is done.
+func (r *run) executeStepGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx, opts execOpts) (v1alpha1.NodeStatus, error) {
+	if fulfilled(g) {
+		return g, nil
+	}
+	children, err := r.planGroup(g, steps, sv, tc)
+	if errors.Is(err, errWait) {
+		return r.nodes[g.ID], nil
+	}
+	if err != nil {
+		return r.markError(g.ID, err), nil
+	}
+	for _, c := range children {
+		if done := r.runStepChild(g, c, tc, opts); done {
+			return r.nodes[g.ID], nil
+		}
+	}
+	return r.settleGroup(g.ID, children, sv, tc, opts)
+}
+
+// planGroup resolves each step's references and expands loops. A missing
+// steps./tasks. variable is errWait (the group waits, rule 0.2); any other
+// failure is the group's error.
+func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx) ([]stepChild, error) {
+	resolved := make([]*v1alpha1.WorkflowStep, len(steps))
+	for i := range steps {
+		s := &steps[i]
+		childName := g.Name + "." + s.Name
+		if _, ok := r.byName(childName); ok && !isLoopStep(s) {
+			resolved[i] = s
+			continue
+		}
+		rs, err := resolveStep(s, sv)
+		if err != nil {
+			if expr.IsMissingVariable(err) {
+				return nil, errWait
+			}
+			return nil, fmt.Errorf("failed to resolve references: %w", err)
+		}
+		resolved[i] = rs
+	}
+	var children []stepChild
+	for i, s := range resolved {
+		childName := g.Name + "." + s.Name
+		if !isLoopStep(s) {
+			_, ok := r.byName(childName)
+			children = append(children, stepChild{name: childName, step: s, exists: ok})
+			continue
+		}
+		iters, err := r.expandStepLoop(g, childName, s, tc, sv, steps[i].Template)
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, iters...)
+	}
+	return children, nil
+}
+
+// runStepChild evaluates a new child's when and runs it. It returns true
+// when the group was settled on the spot (an error, a timeout).
+func (r *run) runStepChild(g v1alpha1.NodeStatus, c stepChild, tc tmplCtx, opts execOpts) bool {
+	if c.exists {
+		if n, ok := r.byName(c.name); ok && fulfilled(n) {
+			return false
+		}
+	}
+	if !c.exists {
+		ok, err := expr.EvalWhen(c.step.When)
+		if err != nil {
+			if n, perr := r.placeholder(c.name, stepHolder(c.step), tc.scope, opts.boundaryID, v1alpha1.NodeError, err.Error()); perr == nil {
+				r.addChild(g.ID, n.ID)
+			}
+			r.markError(g.ID, err)
+			return true
+		}
+		if !ok {
+			if n, perr := r.placeholder(c.name, stepHolder(c.step), tc.scope, opts.boundaryID, v1alpha1.NodeSkipped,
+				fmt.Sprintf("when '%s' evaluated false", c.step.When)); perr == nil {
+				r.addChild(g.ID, n.ID)
+			}
+			return false
+		}
+	}
+	node, err := r.executeTemplate(c.name, stepHolder(c.step), tc, &c.step.Arguments, opts)
+	if node.ID != "" && !c.exists {
+		r.addChild(g.ID, node.ID)
+	}
+	var depth *depthError
+	switch {
+	case err == nil, isSignal(err), errors.As(err, &depth):
+		return false
+	case errors.Is(err, errTimeout):
+		r.setPhase(g.ID, v1alpha1.NodeFailed, errTimeout.Error())
+		return true
+	default:
+		r.addChild(g.ID, r.id(c.name))
+		r.setPhase(g.ID, v1alpha1.NodeError, fmt.Sprintf("step group deemed errored due to child %s error: %s", c.name, err))
+		return true
+	}
+}
+
+// settleGroup waits for every child, its hooks and its exit handler, then
+// sets the group's phase from the children in order (rule 2.3).
+func (r *run) settleGroup(id string, children []stepChild, sv *vars, tc tmplCtx, opts execOpts) (v1alpha1.NodeStatus, error) {
+	g := r.nodes[id]
+	byName := make(map[string]*v1alpha1.WorkflowStep, len(children))
+	for _, c := range children {
+		byName[c.name] = c.step
+	}
+	completed := true
+	for _, cid := range g.Children {
+		child, ok := r.nodes[cid]
+		if !ok {
+			completed = false
+			continue
+		}
+		step := byName[child.Name]
+		done, err := r.hooksAndExit(child, stepCall(step), sv, tc, opts)
+		if err != nil {
+			return g, err
+		}
+		if !done {
+			completed = false
+		}
+	}
+	if !completed {
+		return r.nodes[id], nil
+	}
+	g = r.nodes[id]
+	for _, cid := range g.Children {
+		child := r.nodes[cid]
+		step := byName[child.Name]
+		if child.Phase.FailedOrError() && !continuesOn(step, child.Phase) {
+			return r.setPhase(id, v1alpha1.NodeFailed, fmt.Sprintf("child '%s' failed", cid)), nil
+		}
+	}
+	return r.setPhase(id, v1alpha1.NodeSucceeded), nil
+}
+
+func continuesOn(s *v1alpha1.WorkflowStep, phase v1alpha1.NodePhase) bool {
+	if s == nil || s.ContinueOn == nil {
+		return false
+	}
+	return continueOnPhase(*s.ContinueOn, phase)
+}
+
+func continueOnPhase(c v1alpha1.ContinueOn, phase v1alpha1.NodePhase) bool {
+	return (phase == v1alpha1.NodeError && c.Error) || (phase == v1alpha1.NodeFailed && c.Failed)
+}
+
+// resolveStep substitutes a step's references (rule 4.1): the when first,
+// strictly for steps./tasks.; when it is already false the rest is left
+// alone. Otherwise the whole step, then its artifact arguments.
+func resolveStep(s *v1alpha1.WorkflowStep, v *vars) (*v1alpha1.WorkflowStep, error) {
+	if s.When != "" {
+		w, err := v.replace(s.When, expr.StrictRefs)
+		if err != nil {
+			return nil, err
+		}
+		ok, werr := expr.EvalWhen(w)
+		if werr == nil && !ok {
+			c := *s
+			c.When = w
+			return &c, nil
+		}
+		if werr != nil && !isLoopStep(s) {
+			return nil, werr
+		}
+	}
+	c := *s
+	c.Arguments = markAbsentArguments(c.Arguments, v)
+	c.Hooks = nil // hook arguments are resolved when the hook runs (rule 9.2)
+	out, err := substitute(v, &c, expr.StrictRefs)
+	if err != nil {
+		return nil, err
+	}
+	if out == &c {
+		cp := c
+		out = &cp
+	}
+	out.Hooks = s.Hooks
+	if err := resolveArtifactArgs(&out.Arguments, v); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func isLoopStep(s *v1alpha1.WorkflowStep) bool {
+	return len(s.WithItems) > 0 || s.WithParam != "" || s.WithSequence != nil
+}

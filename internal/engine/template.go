@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// holderKind says what called a template: the entrypoint, a step, a DAG
+// task or a hook (exit handlers included).
+type holderKind uint8
+
+const (
+	holderEntry holderKind = iota
+	holderStep
+	holderTask
+	holderHook
+)
+
+// holder is what names a template to run (Argo's TemplateReferenceHolder):
+// a template name, a templateRef or an inline template.
+type holder struct {
+	kind     holderKind
+	name     string // the step's or task's (expanded) name
+	template string
+	ref      *v1alpha1.TemplateRef
+	inline   *v1alpha1.Template
+}
+
+func stepHolder(s *v1alpha1.WorkflowStep) holder {
+	return holder{kind: holderStep, name: s.Name, template: s.Template, ref: s.TemplateRef, inline: s.Inline}
+}
+
+func taskHolder(t *v1alpha1.DAGTask) holder {
+	return holder{kind: holderTask, name: t.Name, template: t.Template, ref: t.TemplateRef, inline: t.Inline}
+}
+
+func hookHolder(h *v1alpha1.LifecycleHook) holder {
+	return holder{kind: holderHook, template: h.Template, ref: h.TemplateRef}
+}
+
+// tmplCtx is where template names resolve: the workflow itself, or the
+// WorkflowTemplate / ClusterWorkflowTemplate a templateRef led into.
+type tmplCtx struct {
+	scope string                // templateScope recorded on nodes: local/<wf>, namespaced/<n>, cluster/<n>
+	owner *v1alpha1.TemplateRef // Name and ClusterScope of the owning template object; nil for local
+}
+
+func (r *run) rootContext() tmplCtx { return tmplCtx{scope: "local/" + r.wf.Name} }
+
+// resolve returns the template a holder names, with templateDefaults merged
+// in, and the context its own steps resolve in. The returned template is
+// shared: callers must not modify it.
+func (r *run) resolve(h holder, tc tmplCtx) (*v1alpha1.Template, tmplCtx, error) {
+	var (
+		t   *v1alpha1.Template
+		err error
+		out = tc
+	)
+	switch {
+	case h.inline != nil:
+		t = h.inline
+	case h.ref != nil:
+		t, err = r.refTemplate(*h.ref)
+		out = refContext(h.ref.Name, h.ref.ClusterScope)
+	case h.template != "":
+		t, err = r.named(h.template, tc)
+	default:
+		err = errors.New("template name cannot be empty")
+	}
+	if err != nil {
+		return nil, tc, err
+	}
+	t, err = r.withDefaults(t)
+	return t, out, err
+}
+
+func refContext(name string, cluster bool) tmplCtx {
+	scope := "namespaced/" + name
+	if cluster {
+		scope = "cluster/" + name
+	}
+	return tmplCtx{scope: scope, owner: &v1alpha1.TemplateRef{Name: name, ClusterScope: cluster}}
+}
+
+// named resolves a template name within a context.
+func (r *run) named(name string, tc tmplCtx) (*v1alpha1.Template, error) {
+	if tc.owner != nil {
+		return r.refTemplate(v1alpha1.TemplateRef{Name: tc.owner.Name, Template: name, ClusterScope: tc.owner.ClusterScope})
+	}
+	if r.local == nil {
+		r.local = make(map[string]*v1alpha1.Template, len(r.spec.Templates))
+		for i := range r.spec.Templates {
+			t := &r.spec.Templates[i]
+			if _, dup := r.local[t.Name]; !dup {
+				r.local[t.Name] = t
+			}
+		}
+	}
+	if t, ok := r.local[name]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("template %s not found", name)
+}
+
+// refTemplate resolves a templateRef through the snapshot's resolver, once
+// per pass.
+func (r *run) refTemplate(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) {
+	if t, ok := r.refTmpls[ref]; ok {
+		return t, nil
+	}
+	if err, ok := r.refErrs[ref]; ok {
+		return nil, err
+	}
+	var (
+		t   *v1alpha1.Template
+		err error
+	)
+	switch {
+	case r.resolver == nil:
+		err = fmt.Errorf("templateRef %s/%s: no workflow templates are available", ref.Name, ref.Template)
+	default:
+		t, err = r.resolver.Template(ref)
+		if err != nil {
+			err = fmt.Errorf("templateRef %s/%s: %w", ref.Name, ref.Template, err)
+		} else if t == nil {
+			err = fmt.Errorf("templateRef %s/%s: template not found", ref.Name, ref.Template)
+		}
+	}
+	if err != nil {
+		if r.refErrs == nil {
+			r.refErrs = map[v1alpha1.TemplateRef]error{}
+		}
+		r.refErrs[ref] = err
+		return nil, err
+	}
+	if r.refTmpls == nil {
+		r.refTmpls = map[v1alpha1.TemplateRef]*v1alpha1.Template{}
+	}
+	r.refTmpls[ref] = t
+	return t, nil
+}
+
+// withDefaults merges spec.templateDefaults into t (the template's own
+// fields win; objects merge, lists are replaced), keeping t's type.
+func (r *run) withDefaults(t *v1alpha1.Template) (*v1alpha1.Template, error) {
+	d := r.spec.TemplateDefaults
+	if d == nil {
+		return t, nil
+	}
+	if m, ok := r.merged[t]; ok {
+		return m, nil
+	}
+	merged, err := mergeTemplate(d, t)
+	if err != nil {
+		return nil, fmt.Errorf("cannot apply templateDefaults to template %s: %w", t.Name, err)
+	}
+	if r.merged == nil {
+		r.merged = map[*v1alpha1.Template]*v1alpha1.Template{}
+	}
+	r.merged[t] = merged
+	return merged, nil
+}
+
+func mergeTemplate(defaults, t *v1alpha1.Template) (*v1alpha1.Template, error) {
+	var base, over map[string]any
+	if err := roundTrip(defaults, &base); err != nil {
+		return nil, err
+	}
+	if err := roundTrip(t, &over); err != nil {
+		return nil, err
+	}
+	typ := t.Type()
+	mergeMaps(base, over)
+	data, err := json.Marshal(base)
+	if err != nil {
+		return nil, fmt.Errorf("encode merged template: %w", err)
+	}
+	var out v1alpha1.Template
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("decode merged template: %w", err)
+	}
+	if typ != v1alpha1.TemplateTypeUnknown && out.Type() != typ {
+		keepType(&out, t)
+	}
+	return &out, nil
+}
+
+func roundTrip(v any, out *map[string]any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode template: %w", err)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode template: %w", err)
+	}
+	return nil
+}
+
+// mergeMaps merges src into dst: nested objects merge, anything else in src
+// replaces dst's value.
+func mergeMaps(dst, src map[string]any) {
+	for k, v := range src {
+		sm, sok := v.(map[string]any)
+		dm, dok := dst[k].(map[string]any)
+		if sok && dok {
+			mergeMaps(dm, sm)
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// keepType clears the type fields that templateDefaults added to a template
+// of another type (a default container on a steps template, say).
+func keepType(out, orig *v1alpha1.Template) {
+	out.Container, out.Script, out.Resource, out.Suspend = orig.Container, orig.Script, orig.Resource, orig.Suspend
+	out.HTTP, out.Plugin, out.ContainerSet = orig.HTTP, orig.Plugin, orig.ContainerSet
+	out.Steps, out.DAG, out.Data = orig.Steps, orig.DAG, orig.Data
+}
+
+// retryStrategy is the template's own strategy or else the workflow's
+// (rule 7.1).
+func (r *run) retryStrategy(t *v1alpha1.Template) *v1alpha1.RetryStrategy {
+	if t.RetryStrategy != nil {
+		return t.RetryStrategy
+	}
+	return r.spec.RetryStrategy
+}
+
+// nodeTemplate finds the template a node was created from, for the rare
+// look-ups made outside the tree walk (daemons, global output names). It
+// returns nil when it cannot tell (an inline template, say).
+func (r *run) nodeTemplate(n v1alpha1.NodeStatus) *v1alpha1.Template {
+	var tc tmplCtx
+	switch {
+	case len(n.TemplateScope) > len("namespaced/") && n.TemplateScope[:len("namespaced/")] == "namespaced/":
+		tc = refContext(n.TemplateScope[len("namespaced/"):], false)
+	case len(n.TemplateScope) > len("cluster/") && n.TemplateScope[:len("cluster/")] == "cluster/":
+		tc = refContext(n.TemplateScope[len("cluster/"):], true)
+	default:
+		tc = r.rootContext()
+	}
+	h := holder{template: n.TemplateName, ref: n.TemplateRef}
+	if h.template == "" && h.ref == nil {
+		return nil
+	}
+	t, _, err := r.resolve(h, tc)
+	if err != nil {
+		return nil
+	}
+	return t
+}

@@ -1,0 +1,34 @@
+// Package executor holds what runs around a step's main command, as pure
+// helpers that every runtime shares: the local runtime calls them around a
+// host process today, and the Kubernetes executor (`braid exec`, inside the
+// pod) will call them around the user's container later.
+//
+// It owns:
+//
+//   - The image table (images.go): what an image's entrypoint is and which
+//     commands it supplies that a host may lack, because a host runtime
+//     cannot pull the image. BuiltinImages knows the images of Argo's
+//     examples (argoproj/argosay, docker/whalesay, python, alpine, busybox,
+//     ...); users add more from the config file (Image, MergeImageTable).
+//   - Command resolution (command.go): ResolveCommand turns a container's
+//     command, args and image into the argv to exec, with Kubernetes'
+//     $(VAR) expansion, and fails with a message that says what to add to
+//     the config file when an executable cannot be found. ResolveEnv builds
+//     the container's environment and refuses references to secrets and
+//     config maps, which a host does not have.
+//   - Script staging (script.go): StageScript writes a script template's
+//     source as an executable file and appends its path to the args, as Argo
+//     appends /argo/staging/script.
+//   - Result capture (result.go): Tail keeps a bounded tail of stdout;
+//     Result and CaptureResult trim one trailing newline and keep the last
+//     256 KiB, as Argo's CaptureScriptResult does.
+//   - Output parameters (outputs.go): ReadOutputParameters reads
+//     valueFrom.path files with Argo's rules (one trailing newline trimmed,
+//     valueFrom.default when the file is missing, an error otherwise).
+//   - Input artifacts (inputs.go): WriteRawArtifacts writes inputs given
+//     inline (raw) to their paths.
+//
+// The package imports the API types and the standard library only. It must
+// not import a runtime implementation, the engine, the controller or the
+// store: runtimes import it.
+package executor

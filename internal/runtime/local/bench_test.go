@@ -1,0 +1,94 @@
+package local
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+
+	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// BenchmarkRunTrue starts `true` and waits for its final event, b.N times
+// in a row: the runtime's cost of a step of a chain. Compare with
+// BenchmarkExecTrue, the bare fork, exec and wait of the same program.
+func BenchmarkRunTrue(b *testing.B) {
+	for _, includeResult := range []bool{false, true} {
+		name := "plain"
+		if includeResult {
+			name = "result"
+		}
+		b.Run(name, func(b *testing.B) {
+			rt, err := New(Config{DataDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close()
+			tp := &v1alpha1.Template{Name: "t", Container: &apiContainerTrue}
+			ctx := context.Background()
+			runs := make([]runtime.Run, b.N)
+			for i := range runs {
+				runs[i] = newRun(tp)
+				runs[i].IncludeResult = includeResult
+				runs[i].Env = map[string]string{"ARGO_NODE_ID": runs[i].NodeID}
+			}
+			b.ResetTimer()
+			for i := range runs {
+				if err := rt.Start(ctx, runs[i]); err != nil {
+					b.Fatal(err)
+				}
+				for ev := range rt.Events() {
+					if ev.Phase == v1alpha1.NodeRunning {
+						continue
+					}
+					if ev.Phase != v1alpha1.NodeSucceeded {
+						b.Fatalf("%s: %s", ev.Phase, ev.Message)
+					}
+					break
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+		})
+	}
+}
+
+var apiContainerTrue = apiContainer
+
+func init() {
+	apiContainerTrue.Command = []string{"true"}
+}
+
+// BenchmarkExecTrue is the floor: fork, exec and wait of `true`, with its
+// output to a file, in a process group of its own.
+func BenchmarkExecTrue(b *testing.B) {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		b.Fatal(err)
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devNull.Close()
+	out, err := os.Create(b.TempDir() + "/log")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	attr := &os.ProcAttr{Files: []*os.File{devNull, out, out}, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	b.ResetTimer()
+	for range b.N {
+		p, err := os.StartProcess(path, []string{"true"}, attr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+}

@@ -1,0 +1,57 @@
+// Package local runs steps as host processes: the embedded deployment's
+// runtime.Runtime.
+//
+// # What a step is
+//
+// A container or script template runs as one process in its own process
+// group: the container's command and args (or, for a script, the command,
+// the args and the staged source file), resolved through the image table of
+// internal/executor, with the container's env added to braid's environment
+// and its workingDir as the current directory. Stdin is /dev/null; stdout
+// and stderr go straight to the step's log file, so a step that prints
+// gigabytes costs braid no memory. When the result is wanted, stdout goes
+// through a pipe instead, copied to the log and into a bounded tail
+// (executor.Tail). Other template types end Error with a message naming the
+// type.
+//
+// When the process exits, every other process of its group is killed (as a
+// container's end kills what it started); the exit code, the result and the
+// output parameters (valueFrom.path, read from the host's filesystem) are
+// collected; and the final event is queued. A deadline (the step's
+// ActiveDeadline counted from its start, or the absolute Deadline, whichever
+// comes first) or Kill sends SIGTERM to the group, then SIGKILL after the
+// grace period.
+//
+// # Files
+//
+//	<DataDir>/runs/<namespace>/<workflow>/<pod>/main.log     combined stdout and stderr
+//	<DataDir>/runs/<namespace>/<workflow>/<pod>/script       a script template's source
+//	<DataDir>/runs/<namespace>/<workflow>/<pod>/result.json  the final event
+//	<DataDir>/runs/.index                                    "<run ID> <namespace>/<workflow>/<pod>" per line
+//	<DataDir>/shims/<image>/<command>                        the image's aliases, appended to PATH
+//
+// The pod directory is also the step's working directory when its
+// container sets none, so that relative paths of parallel steps do not
+// collide. The index lets Status and Logs find a run after braid restarts on
+// the same DataDir; it is read into memory when a Runtime opens (about 100
+// bytes a run). A finished run is reported from result.json; a run with
+// a directory and no result.json was lost (braid stopped while it ran) and
+// is reported Error. Nothing is fsynced: a step's files are as durable as
+// the page cache.
+//
+// # Cost of a step
+//
+// Beyond fork and exec, a step costs a handful of system calls. Three
+// change a directory, and on a busy ext4 each can burn 0.1-0.4 ms of CPU:
+// the pod directory and the log file, before the exec, and result.json,
+// written after the final event is queued so that it is off the path to
+// the next step. The rest are cheap: a PATH lookup answered from a cache
+// (one stat), one append to the index, waitid, kill. A step costs one
+// goroutine that waits for it (two when its stdout is captured); deadlines
+// are timers, not goroutines. Events go straight into a buffered channel,
+// or, when the reader lags, into an unbounded queue drained by one
+// goroutine, so the runtime never blocks on a slow reader.
+//
+// The package imports runtime, executor and the API types. It must not
+// import the engine, the controller, the store or the CLI.
+package local

@@ -1,0 +1,308 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// ErrClosed is returned by Start after Close.
+var ErrClosed = errors.New("local runtime: closed")
+
+// Messages of the final events, as Argo words them.
+const (
+	// MsgDeadline: the absolute Deadline passed (the workflow's
+	// activeDeadlineSeconds or the template's timeout).
+	MsgDeadline = "Step exceeded its deadline"
+	// MsgActiveDeadline: the step ran longer than its ActiveDeadline (the
+	// template's activeDeadlineSeconds).
+	MsgActiveDeadline = "Pod was active on the node longer than the specified deadline"
+	// MsgKilled: Kill stopped the step.
+	MsgKilled = "workflow shutdown"
+	// MsgClosed: Close stopped the step.
+	MsgClosed = "the local runtime was closed while the step ran"
+	// MsgLost: a run started by an earlier Runtime on the same DataDir has
+	// no result: braid stopped while it ran.
+	MsgLost = "the step's process was lost: braid stopped while it ran"
+)
+
+// Config configures a Runtime. Only DataDir is required.
+type Config struct {
+	// DataDir holds the runs (see the package documentation).
+	DataDir string
+	// Images is the image table; nil means executor.BuiltinImages(Braid).
+	// A caller with a config file passes
+	// executor.MergeImageTable(executor.BuiltinImages(braid), fromFile).
+	Images executor.ImageTable
+	// Braid is the braid executable, which the built-in images' shims call;
+	// "" means os.Executable().
+	Braid string
+	// KillGrace is the time between SIGTERM and SIGKILL; 0 means 10s.
+	KillGrace time.Duration
+	// Environ is the environment every step starts from ("KEY=value"); nil
+	// means braid's own (os.Environ()).
+	Environ []string
+	// MaxCachedRuns is how many finished runs Status answers from memory;
+	// older ones are read back from their result.json. 0 means 10000.
+	MaxCachedRuns int
+	// Logger receives the runtime's own messages; nil discards them.
+	Logger *slog.Logger
+	// Clock gives the times of events and deadlines; nil means time.Now.
+	Clock func() time.Time
+}
+
+// Runtime runs steps as host processes. It is safe for concurrent use.
+type Runtime struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	images   executor.ImageTable
+	runsDir  string
+	index    *os.File // the run index, appended to
+	shimsDir string
+	devNull  *os.File
+	basePath string // PATH of Environ
+	paths    executor.PathCache
+
+	events *queue
+	wg     sync.WaitGroup // one per step process
+
+	mu       sync.Mutex
+	closed   bool
+	runs     map[string]*step
+	finished []string          // IDs of finished runs, oldest first, for eviction
+	known    map[string]string // run ID -> directory, of every indexed run
+	dirs     map[string]bool
+	shims    map[string]*shim
+}
+
+var _ runtime.Runtime = (*Runtime)(nil)
+
+// New returns a Runtime that keeps its runs under cfg.DataDir.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.DataDir == "" {
+		return nil, fmt.Errorf("local runtime: DataDir is required")
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	cfg.DataDir = dataDir
+	if cfg.Braid == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("local runtime: find the braid executable: %w", err)
+		}
+		cfg.Braid = exe
+	}
+	if cfg.Images == nil {
+		cfg.Images = executor.BuiltinImages(cfg.Braid)
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 10 * time.Second
+	}
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	if cfg.MaxCachedRuns <= 0 {
+		cfg.MaxCachedRuns = 10000
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	rt := &Runtime{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		now:      cfg.Clock,
+		images:   cfg.Images,
+		runsDir:  filepath.Join(dataDir, "runs"),
+		shimsDir: filepath.Join(dataDir, "shims"),
+		runs:     make(map[string]*step),
+		dirs:     make(map[string]bool),
+		shims:    make(map[string]*shim),
+	}
+	rt.basePath = envValue(cfg.Environ, "PATH")
+	if err := os.MkdirAll(rt.runsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	if rt.known, err = loadIndex(rt.runsDir); err != nil {
+		return nil, fmt.Errorf("local runtime: read the run index: %w", err)
+	}
+	rt.index, err = os.OpenFile(filepath.Join(rt.runsDir, indexFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	if rt.devNull, err = os.Open(os.DevNull); err != nil {
+		rt.index.Close()
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	rt.events = newQueue()
+	return rt, nil
+}
+
+// Start starts the run. Starting a run this Runtime knows, or one that an
+// earlier Runtime started on the same DataDir, does nothing. A step that
+// cannot run (a bad command, an unsupported template type, a secret) is
+// reported as an Error event, not as an error: Start returns an error only
+// when the runtime itself fails (the data directory is not writable), and
+// then it may be called again.
+func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if run.ID == "" {
+		return fmt.Errorf("local runtime: a run needs an ID")
+	}
+	s := &step{id: run.ID, nodeID: run.NodeID, dir: rt.stepDir(run), done: make(chan struct{})}
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return ErrClosed
+	}
+	if _, ok := rt.runs[run.ID]; ok {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.runs[run.ID] = s
+	rt.mu.Unlock()
+
+	known, err := rt.createDir(run, s.dir)
+	if err != nil {
+		rt.mu.Lock()
+		delete(rt.runs, run.ID)
+		rt.mu.Unlock()
+		return fmt.Errorf("local runtime: start %s: %w", run.ID, err)
+	}
+	if known {
+		// An earlier Runtime started it: Status reads it back from disk.
+		ev := rt.readResult(run.ID, s.dir)
+		s.mu.Lock()
+		s.last, s.exited = ev, true
+		s.mu.Unlock()
+		close(s.done)
+		rt.retire(run.ID)
+		return nil
+	}
+	rt.launch(s, run)
+	return nil
+}
+
+// Kill stops the run and everything it started: SIGTERM to its process
+// group, SIGKILL after the grace period. The final event is Failed with the
+// message "workflow shutdown". Killing a finished or unknown run does
+// nothing.
+func (rt *Runtime) Kill(_ context.Context, runID string) error {
+	rt.mu.Lock()
+	s := rt.runs[runID]
+	rt.mu.Unlock()
+	if s != nil {
+		rt.kill(s, MsgKilled)
+	}
+	return nil
+}
+
+// Status returns the run's latest event: Pending while it is being
+// started, then Running, then its final event. A run that an earlier
+// Runtime on the same DataDir started is read from its result.json, and is
+// Error (MsgLost) when it has none.
+func (rt *Runtime) Status(_ context.Context, runID string) (runtime.StepEvent, bool, error) {
+	rt.mu.Lock()
+	s := rt.runs[runID]
+	rt.mu.Unlock()
+	if s != nil {
+		return s.event(), true, nil
+	}
+	dir, ok := rt.lookupDir(runID)
+	if !ok {
+		return runtime.StepEvent{}, false, nil
+	}
+	return rt.readResult(runID, dir), true, nil
+}
+
+// Events delivers every event once: Running when a step's process has
+// started, then its final event (Succeeded, Failed or Error). Events queue
+// without bound until read. The channel is closed by Close.
+func (rt *Runtime) Events() <-chan runtime.StepEvent { return rt.events.out }
+
+// Close stops every running step (SIGTERM, then SIGKILL after the grace
+// period), waits for them, and closes the Events channel; events not yet
+// read are dropped (each final event is in its step's result.json). Logs of
+// finished runs stay readable by a new Runtime on the same DataDir.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	running := make([]*step, 0)
+	for _, s := range rt.runs {
+		running = append(running, s)
+	}
+	rt.mu.Unlock()
+	for _, s := range running {
+		rt.kill(s, MsgClosed)
+	}
+	rt.wg.Wait()
+	rt.events.close()
+	return errors.Join(rt.devNull.Close(), rt.index.Close())
+}
+
+// retire records that a run finished, and forgets the oldest finished runs
+// beyond MaxCachedRuns (Status reads them back from disk).
+func (rt *Runtime) retire(id string) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.finished = append(rt.finished, id)
+	if n := len(rt.finished) - rt.cfg.MaxCachedRuns; n > 0 {
+		for _, old := range rt.finished[:n] {
+			delete(rt.runs, old)
+		}
+		rt.finished = append(rt.finished[:0], rt.finished[n:]...)
+	}
+}
+
+// emit queues an event and records it as the run's latest.
+func (rt *Runtime) emit(s *step, ev runtime.StepEvent) {
+	s.mu.Lock()
+	s.last = ev
+	s.mu.Unlock()
+	rt.events.push(ev)
+}
+
+// finish reports a run's final event, once: it is queued, written to
+// result.json (after the event, to keep the write off the critical path),
+// and the run is marked done.
+func (rt *Runtime) finish(s *step, ev runtime.StepEvent) {
+	rt.emit(s, ev)
+	if err := writeResult(s.dir, ev); err != nil {
+		rt.log.Warn("cannot write a step's result", "run", s.id, "err", err)
+	}
+	close(s.done)
+	rt.retire(s.id)
+	rt.log.Debug("step finished", "run", s.id, "phase", ev.Phase, "message", ev.Message)
+}
+
+// fail reports a run that never started.
+func (rt *Runtime) fail(s *step, phase v1alpha1.NodePhase, msg string) {
+	now := rt.now()
+	s.mu.Lock()
+	s.exited = true
+	s.mu.Unlock()
+	rt.record(s)
+	rt.finish(s, runtime.StepEvent{
+		RunID: s.id, NodeID: s.nodeID, Phase: phase, Message: msg, StartedAt: now, FinishedAt: now,
+	})
+}

@@ -1,0 +1,423 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// step is one run.
+type step struct {
+	id     string
+	nodeID string
+	dir    string
+	done   chan struct{} // closed after the final event
+
+	mu         sync.Mutex
+	pid        int // 0 until the process has started
+	exited     bool
+	killReason string // the final message once a kill began
+	killTimer  *time.Timer
+	deadline   *time.Timer
+	last       runtime.StepEvent
+}
+
+// event returns the latest event, or Pending while the step starts.
+func (s *step) event() runtime.StepEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last.Phase == "" {
+		return runtime.StepEvent{RunID: s.id, NodeID: s.nodeID, Phase: v1alpha1.NodePending}
+	}
+	return s.last
+}
+
+// launch prepares and starts the step's process, and reports Running; or
+// reports why it cannot run.
+func (rt *Runtime) launch(s *step, run runtime.Run) {
+	tmpl := run.Template
+	if msg := unsupported(tmpl); msg != "" {
+		rt.fail(s, v1alpha1.NodeError, msg)
+		return
+	}
+	now := rt.now()
+	deadline, deadlineMsg := deadlineOf(run, now)
+	if !deadline.IsZero() && !deadline.After(now) {
+		rt.fail(s, v1alpha1.NodeFailed, deadlineMsg)
+		return
+	}
+	p, err := rt.prepare(s, run)
+	if err != nil {
+		rt.fail(s, v1alpha1.NodeError, err.Error())
+		return
+	}
+
+	logf, err := openLog(filepath.Join(s.dir, logFile))
+	if err != nil {
+		rt.fail(s, v1alpha1.NodeError, fmt.Sprintf("open the step's log: %v", err))
+		return
+	}
+	stdout := logf
+	var pr, pw *os.File
+	if run.IncludeResult {
+		if pr, pw, err = os.Pipe(); err != nil {
+			logf.Close()
+			rt.fail(s, v1alpha1.NodeError, fmt.Sprintf("capture stdout: %v", err))
+			return
+		}
+		stdout = pw
+	}
+	attr := &os.ProcAttr{
+		Dir:   p.workDir,
+		Env:   p.env,
+		Files: []*os.File{rt.devNull, stdout, logf},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	}
+
+	s.mu.Lock()
+	if s.killReason != "" {
+		reason := s.killReason
+		s.mu.Unlock()
+		closeAll(logf, pr, pw)
+		rt.fail(s, v1alpha1.NodeFailed, reason)
+		return
+	}
+	proc, err := os.StartProcess(p.argv[0], p.argv, attr)
+	if err != nil {
+		s.exited = true
+		s.mu.Unlock()
+		closeAll(logf, pr, pw)
+		rt.fail(s, v1alpha1.NodeError, fmt.Sprintf("cannot start %s: %v", p.argv[0], unwrapPathError(err)))
+		return
+	}
+	started := rt.now()
+	s.pid = proc.Pid
+	if !deadline.IsZero() {
+		s.deadline = time.AfterFunc(deadline.Sub(started), func() { rt.kill(s, deadlineMsg) })
+	}
+	rt.wg.Add(1)
+	s.mu.Unlock()
+	if pw != nil {
+		pw.Close()
+	} else {
+		logf.Close()
+		logf = nil
+	}
+
+	rt.emit(s, runtime.StepEvent{RunID: s.id, NodeID: s.nodeID, Phase: v1alpha1.NodeRunning, StartedAt: started})
+	go rt.wait(s, run, p, proc, started, pr, logf)
+	rt.record(s)
+	rt.log.Debug("step started", "run", s.id, "pid", proc.Pid, "argv", p.argv)
+}
+
+// prepared is what a step needs to start.
+type prepared struct {
+	argv    []string
+	env     []string
+	workDir string
+}
+
+// prepare stages the script and input artifacts, and resolves the command,
+// the environment and the working directory. Its errors are the user's:
+// the step ends Error with the message.
+func (rt *Runtime) prepare(s *step, run runtime.Run) (prepared, error) {
+	tmpl := run.Template
+	c, err := executor.MainContainer(tmpl, s.dir)
+	if err != nil {
+		return prepared{}, err
+	}
+	env, err := executor.ResolveEnv(c, run.Env, executor.PodFields{Name: run.PodName, Namespace: run.Namespace, UID: run.WorkflowUID})
+	if err != nil {
+		return prepared{}, err
+	}
+	pathEnv := rt.basePath
+	for _, e := range env {
+		if e.Name == "PATH" {
+			pathEnv = e.Value
+		}
+	}
+	argv, err := executor.ResolveCommand(c, rt.images, env, pathEnv, rt.paths.LookPath)
+	if err != nil {
+		return prepared{}, err
+	}
+	if img, key, ok := rt.images.Lookup(c.Image); ok && len(img.Aliases) > 0 {
+		dir, err := rt.shimDir(key, img)
+		if err != nil {
+			return prepared{}, err
+		}
+		if pathEnv == "" {
+			pathEnv = dir
+		} else {
+			pathEnv += ":" + dir
+		}
+		env = append(env, executor.EnvVar{Name: "PATH", Value: pathEnv})
+	}
+	workDir := c.WorkingDir
+	if workDir == "" {
+		workDir = s.dir
+	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return prepared{}, fmt.Errorf("workingDir: %w", err)
+	}
+	if err := executor.WriteRawArtifacts(tmpl, workDir); err != nil {
+		return prepared{}, err
+	}
+	return prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: workDir}, nil
+}
+
+// wait waits for the process, ends its group, collects the outputs and
+// reports the final event.
+func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, started time.Time, pr, logf *os.File) {
+	defer rt.wg.Done()
+	var tail *executor.Tail
+	var copied chan struct{}
+	if pr != nil {
+		tail = executor.NewResultTail()
+		copied = make(chan struct{})
+		go func() {
+			defer close(copied)
+			copyTee(logf, tail, pr)
+		}()
+	}
+
+	// Wait for the exit without reaping, so that the group's ID cannot be
+	// reused while the rest of the group is killed.
+	waitExited(proc.Pid)
+	s.mu.Lock()
+	s.exited = true
+	if s.deadline != nil {
+		s.deadline.Stop()
+	}
+	if s.killTimer != nil {
+		s.killTimer.Stop()
+	}
+	reason := s.killReason
+	_ = syscall.Kill(-proc.Pid, syscall.SIGKILL)
+	s.mu.Unlock()
+	state, err := proc.Wait()
+	finished := rt.now()
+
+	if pr != nil {
+		// The group is dead, so the pipe ends soon; a process that left the
+		// group may still hold it, so do not wait for it long.
+		_ = pr.SetReadDeadline(time.Now().Add(time.Second))
+		<-copied
+		closeAll(pr, logf)
+	}
+
+	ev := runtime.StepEvent{RunID: s.id, NodeID: s.nodeID, StartedAt: started, FinishedAt: finished}
+	if err != nil {
+		ev.Phase, ev.Message = v1alpha1.NodeError, fmt.Sprintf("wait for the step's process: %v", err)
+		rt.finish(s, ev)
+		return
+	}
+	code := exitCode(state)
+	code32 := int32(code)
+	ev.ExitCode = &code32
+	out := &v1alpha1.Outputs{ExitCode: ptr(strconv.Itoa(code))}
+	if tail != nil {
+		out.Result = ptr(tail.Result())
+	}
+	params, perr := executor.ReadOutputParameters(run.Template, p.workDir)
+	out.Parameters = params
+	ev.Outputs = out
+	switch {
+	case reason != "":
+		ev.Phase, ev.Message = v1alpha1.NodeFailed, reason
+	case code != 0:
+		ev.Phase, ev.Message = v1alpha1.NodeFailed, fmt.Sprintf("main: Error (exit code %d)", code)
+	case perr != nil:
+		ev.Phase, ev.Message = v1alpha1.NodeError, perr.Error()
+	default:
+		ev.Phase = v1alpha1.NodeSucceeded
+	}
+	rt.finish(s, ev)
+}
+
+// kill starts stopping a step's group, once: SIGTERM now, SIGKILL after the
+// grace period. A step that has not started yet will not start.
+func (rt *Runtime) kill(s *step, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exited || s.killReason != "" {
+		return
+	}
+	s.killReason = reason
+	if s.pid == 0 {
+		return
+	}
+	pid := s.pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	s.killTimer = time.AfterFunc(rt.cfg.KillGrace, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.exited {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
+	rt.log.Debug("killing step", "run", s.id, "reason", reason)
+}
+
+// unsupported says why the local runtime cannot run tmpl, or "".
+func unsupported(tmpl *v1alpha1.Template) string {
+	if tmpl == nil {
+		return "the run has no template"
+	}
+	switch typ := tmpl.Type(); typ {
+	case v1alpha1.TemplateTypeContainer, v1alpha1.TemplateTypeScript:
+	case v1alpha1.TemplateTypeUnknown:
+		return "the local runtime cannot run a template that is not exactly one of container, script, resource, ..."
+	default:
+		return fmt.Sprintf("the local runtime cannot run %s templates yet", typeName(typ))
+	}
+	switch {
+	case len(tmpl.InitContainers) > 0:
+		return "the local runtime cannot run initContainers yet"
+	case len(tmpl.Sidecars) > 0:
+		return "the local runtime cannot run sidecars yet"
+	}
+	return ""
+}
+
+// typeName is the template type as a spec spells its field.
+func typeName(t v1alpha1.TemplateType) string {
+	switch t {
+	case v1alpha1.TemplateTypeHTTP:
+		return "http"
+	case v1alpha1.TemplateTypeDAG:
+		return "dag"
+	case v1alpha1.TemplateTypeContainerSet:
+		return "containerSet"
+	}
+	s := string(t)
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// deadlineOf returns when the step must be killed and the message then, or
+// the zero time when it has no deadline.
+func deadlineOf(run runtime.Run, start time.Time) (time.Time, string) {
+	var at time.Time
+	var msg string
+	if run.ActiveDeadline > 0 {
+		at, msg = start.Add(run.ActiveDeadline), MsgActiveDeadline
+	}
+	if !run.Deadline.IsZero() && (at.IsZero() || run.Deadline.Before(at)) {
+		at, msg = run.Deadline, MsgDeadline
+	}
+	return at, msg
+}
+
+// exitCode is the process's exit code, or 128+N when signal N killed it (as
+// a container runtime reports it).
+func exitCode(state *os.ProcessState) int {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return state.ExitCode()
+}
+
+// waitExited blocks until the process pid has exited, leaving it a zombie
+// (waitid with WNOWAIT); os.Process.Wait reaps it afterwards.
+func waitExited(pid int) {
+	const pPID = 1 // P_PID
+	var info [128]byte
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
+			uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// copyTee copies src to both w and t until EOF or an error (a read deadline).
+func copyTee(w io.Writer, t *executor.Tail, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+			_, _ = t.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// mergeEnv returns base with vars set, each replacing an entry of the same
+// name.
+func mergeEnv(base []string, vars []executor.EnvVar) []string {
+	if len(vars) == 0 {
+		return base
+	}
+	set := make(map[string]string, len(vars))
+	for _, v := range vars {
+		set[v.Name] = v.Value
+	}
+	out := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[name]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, v := range vars {
+		if value, ok := set[v.Name]; ok {
+			out = append(out, v.Name+"="+value)
+			delete(set, v.Name)
+		}
+	}
+	return out
+}
+
+// envValue returns the value of name in env ("" if absent; the last wins).
+func envValue(env []string, name string) string {
+	value := ""
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			value = v
+		}
+	}
+	return value
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// openLog creates a step's log file. It is os.OpenFile without the
+// attempt to register a regular file with the poller (three system calls
+// fewer on every step).
+func openLog(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_APPEND|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

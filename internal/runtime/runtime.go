@@ -1,0 +1,71 @@
+// Package runtime declares what a step runtime does: start a step, kill it,
+// report its result, and serve its logs. Implementations live below it:
+// local/ runs steps as host processes, kube/ (later) as pods.
+//
+// The package holds only types and the interface; it imports the API types
+// and nothing else of braid.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// Run is one step to start.
+type Run struct {
+	// ID is unique within the runtime: "<workflow uid>-<node id>". Start is
+	// idempotent by ID.
+	ID          string
+	Namespace   string
+	Workflow    string
+	WorkflowUID string
+	NodeID      string
+	PodName     string
+	// Template is the fully substituted leaf template.
+	Template *v1alpha1.Template
+	// IncludeResult captures stdout (the last 256 KiB, one trailing newline
+	// removed) as outputs.result.
+	IncludeResult bool
+	// ActiveDeadline counts from the start of the step; Deadline is absolute.
+	// When either passes, the step is killed and reported Failed.
+	ActiveDeadline time.Duration
+	Deadline       time.Time
+	Env            map[string]string
+}
+
+// StepEvent reports a step's progress: Running once started, then one of
+// Succeeded, Failed or Error.
+type StepEvent struct {
+	RunID      string
+	NodeID     string
+	Phase      v1alpha1.NodePhase
+	Message    string
+	ExitCode   *int32
+	Outputs    *v1alpha1.Outputs
+	StartedAt  time.Time
+	FinishedAt time.Time
+}
+
+// Runtime runs steps.
+type Runtime interface {
+	// Start starts the run; starting a run that exists already does nothing.
+	Start(ctx context.Context, run Run) error
+	// Kill stops the run and everything it started (SIGTERM, then SIGKILL
+	// after a grace period). Killing a finished or unknown run does nothing.
+	Kill(ctx context.Context, runID string) error
+	// Status returns the latest event of a run, and false if it is unknown.
+	Status(ctx context.Context, runID string) (StepEvent, bool, error)
+	// Events delivers every event once, in order per run. It never blocks the
+	// runtime: events queue until read.
+	Events() <-chan StepEvent
+	// Logs streams the run's combined stdout and stderr; with follow it waits
+	// for more until the run ends. Logs outlive the run.
+	Logs(ctx context.Context, runID string, follow bool) (io.ReadCloser, error)
+}
+
+// ErrUnknownRun is returned by Logs for a run the runtime has never started.
+var ErrUnknownRun = errors.New("unknown run")

@@ -1,0 +1,208 @@
+// Command bench runs the same graphs of `true` commands under braid and under
+// GNU make, side by side, and prints the wall times, their ratio and braid's
+// peak RSS. Workloads:
+//
+//	W1: a 1,000-step sequential chain
+//	W2: one source, 2,000 parallel tasks, one sink
+//	W5: a 2,000-node diamond lattice, 100 layers of 20
+//
+// Each measurement is repeated -runs times and the median is reported, since
+// these machines are noisy. Usage: go run ./test/bench -braid bin/braid
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+type workload struct {
+	name string
+	desc string
+	// deps[i] lists the tasks task i depends on; tasks are t0..tN-1.
+	deps [][]int
+}
+
+func main() {
+	braid := flag.String("braid", "bin/braid", "the braid binary")
+	runs := flag.Int("runs", 3, "runs of each measurement (the median is reported)")
+	jobs := flag.Int("j", 2, "make -j")
+	only := flag.String("only", "", "comma separated workloads to run (default all)")
+	flag.Parse()
+	if err := run(*braid, *runs, *jobs, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(braid string, runs, jobs int, only string) error {
+	bin, err := filepath.Abs(braid)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "braid-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "workload\tnodes\tmake -j%d\tbraid\tratio\tbraid peak RSS\n", jobs)
+	for _, w := range workloads() {
+		if only != "" && !strings.Contains(","+only+",", ","+w.name+",") {
+			continue
+		}
+		m, b, rss, err := measure(dir, bin, w, runs, jobs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.name, err)
+		}
+		fmt.Fprintf(tw, "%s (%s)\t%d\t%s\t%s\t%.2f\t%.1f MiB\n", w.name, w.desc, len(w.deps), m.Round(time.Millisecond), b.Round(time.Millisecond), float64(b)/float64(m), float64(rss)/1024)
+	}
+	return tw.Flush()
+}
+
+func workloads() []workload {
+	chain := make([][]int, 1000)
+	for i := 1; i < len(chain); i++ {
+		chain[i] = []int{i - 1}
+	}
+	wide := make([][]int, 2002)
+	for i := 1; i <= 2000; i++ {
+		wide[i] = []int{0}
+	}
+	for i := 1; i <= 2000; i++ {
+		wide[2001] = append(wide[2001], i)
+	}
+	const layers, width = 100, 20
+	lattice := make([][]int, layers*width)
+	for l := 1; l < layers; l++ {
+		for k := 0; k < width; k++ {
+			i := l*width + k
+			prev := (l - 1) * width
+			lattice[i] = []int{prev + k, prev + (k+1)%width}
+		}
+	}
+	return []workload{
+		{"W1", "1,000-step chain", chain},
+		{"W2", "1 -> 2,000 -> 1", wide},
+		{"W5", "lattice 100x20", lattice},
+	}
+}
+
+// measure runs make and braid alternately and returns the median wall times
+// and braid's largest peak RSS in KiB.
+func measure(dir, bin string, w workload, runs, jobs int) (time.Duration, time.Duration, int64, error) {
+	mk := filepath.Join(dir, w.name+".mk")
+	wf := filepath.Join(dir, w.name+".yaml")
+	if err := os.WriteFile(mk, makefile(w), 0o644); err != nil {
+		return 0, 0, 0, err
+	}
+	if err := os.WriteFile(wf, workflow(w), 0o644); err != nil {
+		return 0, 0, 0, err
+	}
+	var makeTimes, braidTimes []time.Duration
+	var peak int64
+	for i := range runs {
+		t, _, err := timed(exec.Command("make", "-s", fmt.Sprintf("-j%d", jobs), "-f", mk, "all"))
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("make: %w", err)
+		}
+		makeTimes = append(makeTimes, t)
+		home := filepath.Join(dir, fmt.Sprintf("home-%s-%d", w.name, i))
+		t, rss, err := timed(exec.Command(bin, "run", "--data-dir", home, "-o", "json", wf))
+		if err != nil {
+			return 0, 0, 0, fmt.Errorf("braid run: %w", err)
+		}
+		braidTimes = append(braidTimes, t)
+		peak = max(peak, rss)
+		_ = os.RemoveAll(home)
+	}
+	return median(makeTimes), median(braidTimes), peak, nil
+}
+
+func timed(cmd *exec.Cmd) (time.Duration, int64, error) {
+	var stderr bytes.Buffer
+	cmd.Stdout = nil
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %s", err, tail(stderr.String()))
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss
+	}
+	return took, rss, nil
+}
+
+func tail(s string) string {
+	if len(s) > 400 {
+		return s[len(s)-400:]
+	}
+	return s
+}
+
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}
+
+func makefile(w workload) []byte {
+	var b bytes.Buffer
+	b.WriteString(".PHONY: all")
+	for i := range w.deps {
+		fmt.Fprintf(&b, " t%d", i)
+	}
+	b.WriteString("\nall:")
+	for i := range w.deps {
+		fmt.Fprintf(&b, " t%d", i)
+	}
+	b.WriteString("\n")
+	for i, deps := range w.deps {
+		fmt.Fprintf(&b, "t%d:", i)
+		for _, d := range deps {
+			fmt.Fprintf(&b, " t%d", d)
+		}
+		b.WriteString("\n\t@true\n")
+	}
+	return b.Bytes()
+}
+
+func workflow(w workload) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: bench-%s
+spec:
+  entrypoint: main
+  templates:
+  - name: "true"
+    container:
+      image: busybox
+      command: ["true"]
+  - name: main
+    dag:
+      tasks:
+`, strings.ToLower(w.name))
+	for i, deps := range w.deps {
+		fmt.Fprintf(&b, "      - name: t%d\n        template: \"true\"\n", i)
+		if len(deps) > 0 {
+			names := make([]string, len(deps))
+			for j, d := range deps {
+				names[j] = fmt.Sprintf("t%d", d)
+			}
+			fmt.Fprintf(&b, "        depends: %q\n", strings.Join(names, " && "))
+		}
+	}
+	return b.Bytes()
+}
