@@ -43,11 +43,11 @@ type Options struct {
 
 // Controller drives workflows through the engine.
 type Controller struct {
-	store   Store
-	rt      Runtime
-	log     *slog.Logger
-	now     func() time.Time
-	limits  engine.Limits
+	store  Store
+	rt     Runtime
+	log    *slog.Logger
+	now    func() time.Time
+	limits engine.Limits
 }
 
 // New returns a Controller. Store and Runtime are required.

@@ -33,8 +33,8 @@ type converter struct {
 	nodes      int
 	aliased    int // values visited under an alias
 	aliasDepth int
-	fields map[reflect.Type]map[string]reflect.Type
-	issues []fieldIssue
+	fields     map[reflect.Type]map[string]reflect.Type
+	issues     []fieldIssue
 }
 
 type fieldIssue struct {
