@@ -40,7 +40,7 @@ lint: vet fmt-check verify-generated
 
 ## run: braid on an example.
 run: build
-	$(BIN) lint $(EXAMPLE)
+	$(BIN) run $(EXAMPLE)
 
 ## conformance: lint Argo's 217 examples, then run the host-runnable ones with braid run.
 conformance: build

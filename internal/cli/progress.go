@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -43,11 +45,7 @@ func newProgressView(w io.Writer, noColor bool) *progressView {
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("TERM") != "dumb"
 }
 
 // observe is the controller's Observer.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ type runFlags struct {
 	generateName  string
 	labels        string
 	noColor       bool
+	cpuProfile    string
 }
 
 func newRunCommand(s streams) *cobra.Command {
@@ -61,6 +63,8 @@ Ctrl-C stops the workflow (exit handlers still run); a second Ctrl-C terminates 
 	fl.StringVar(&f.generateName, "generate-name", "", "override metadata.generateName")
 	fl.StringVarP(&f.labels, "labels", "l", "", "comma separated labels to add: key1=val1,key2=val2")
 	fl.BoolVar(&f.noColor, "no-color", false, "disable colour in the progress tree")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of braid itself to this file")
+	_ = fl.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -68,6 +72,13 @@ Ctrl-C stops the workflow (exit handlers still run); a second Ctrl-C terminates 
 func runRun(ctx context.Context, s streams, f runFlags, file string) error {
 	if f.output != "" && f.output != "json" && f.output != "yaml" {
 		return &exitError{code: 2, err: fmt.Errorf("unknown output format %q: use json or yaml", f.output)}
+	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		defer stop()
 	}
 	wf, cat, err := loadRunWorkflow(f, file)
 	if err != nil {
@@ -201,4 +212,16 @@ func printFinal(s streams, output string, wf *v1alpha1.Workflow) error {
 		return err
 	}
 	return nil
+}
+
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

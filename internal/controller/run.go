@@ -42,6 +42,9 @@ type driver struct {
 	wf      *v1alpha1.Workflow
 	results map[string]engine.StepResult
 	timer   *time.Timer
+	// specChanged is set when the spec changed (a shutdown request): the
+	// next persist writes the whole workflow instead of its status.
+	specChanged bool
 }
 
 func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
@@ -69,7 +72,7 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	}
 	d.wf.Status = res.Status
 	setPhaseLabels(d.wf)
-	if err := d.c.store.UpdateWorkflowStatus(ctx, d.wf, res.Changed); err != nil {
+	if err := d.persist(ctx, res.Changed); err != nil {
 		return res, fmt.Errorf("persist %s: %w", d.wf.Name, err)
 	}
 	d.forgetMerged()
@@ -77,6 +80,16 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 		d.req.Observe(d.wf, res.Changed)
 	}
 	return res, d.act(ctx, res.Plan)
+}
+
+// persist writes the status and the changed nodes, or the whole workflow
+// when its spec changed.
+func (d *driver) persist(ctx context.Context, changed []string) error {
+	if d.specChanged {
+		d.specChanged = false
+		return d.c.store.Update(ctx, d.wf)
+	}
+	return d.c.store.UpdateWorkflowStatus(ctx, d.wf, changed)
 }
 
 // act carries out a plan that is already persisted.
@@ -134,7 +147,7 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 		d.record(ev)
 	case <-timeout:
 	case s := <-d.req.Shutdown:
-		d.wf.Spec.Shutdown = s
+		d.shutdown(s)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -150,11 +163,16 @@ func (d *driver) drain() {
 		case ev := <-d.c.rt.Events():
 			d.record(ev)
 		case s := <-d.req.Shutdown:
-			d.wf.Spec.Shutdown = s
+			d.shutdown(s)
 		default:
 			return
 		}
 	}
+}
+
+func (d *driver) shutdown(s v1alpha1.ShutdownStrategy) {
+	d.wf.Spec.Shutdown = s
+	d.specChanged = true
 }
 
 func (d *driver) record(ev runtime.StepEvent) {

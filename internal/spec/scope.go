@@ -17,9 +17,11 @@ type scope struct {
 	keys map[string]bool
 	// prefixes under which any key resolves (workflow.creationTimestamp., item. for withParam, ...).
 	prefixes []string
-	// hints explain why a key under a prefix does not resolve (for example
-	// "steps.b" -> "b is not in an earlier step group").
+	// hints explain why a key under a prefix does not resolve.
 	hints map[string]string
+	// view resolves steps.* or tasks.* keys, when the scope is inside a
+	// steps or dag template.
+	view *view
 }
 
 func newScope() *scope {
@@ -27,7 +29,7 @@ func newScope() *scope {
 }
 
 func (s *scope) clone() *scope {
-	return &scope{keys: maps.Clone(s.keys), prefixes: append([]string(nil), s.prefixes...), hints: maps.Clone(s.hints)}
+	return &scope{keys: maps.Clone(s.keys), prefixes: append([]string(nil), s.prefixes...), hints: maps.Clone(s.hints), view: s.view}
 }
 
 func (s *scope) add(keys ...string) {
@@ -46,6 +48,10 @@ func (s *scope) has(key string) bool {
 		if strings.HasPrefix(key, p) {
 			return true
 		}
+	}
+	if s.view != nil {
+		ok, _, _ := s.view.resolve(key)
+		return ok
 	}
 	return false
 }
@@ -85,6 +91,14 @@ func (s *scope) check(r *reporter, path, text string) {
 
 // hint explains an unresolved key by the longest matching hint prefix.
 func (s *scope) hint(key string) string {
+	if s.view != nil {
+		if _, handled, why := s.view.resolve(key); handled {
+			if why == "" {
+				return ""
+			}
+			return ": " + strings.TrimPrefix(why, ": ")
+		}
+	}
 	best := ""
 	for p := range s.hints {
 		if (key == p || strings.HasPrefix(key, p+".")) && len(p) > len(best) {

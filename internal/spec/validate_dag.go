@@ -47,40 +47,38 @@ func (v *specValidator) dag(t *v1alpha1.Template, path string, base *scope) {
 		return
 	}
 	v.checkTargets(dp+".target", d.Target, tasks)
-	all := base.clone()
-	all.hints["tasks"] = "this DAG has no such task"
+	refs := newNodeRefs("tasks.", "this DAG has no such task")
 	for i := range d.Tasks {
 		task := &d.Tasks[i]
-		v.checkTask(idx(dp+".tasks", i), task, tasks, callees, deps, all)
+		refs.declare(task.Name, callees[task.Name], loopOf(task.WithItems, task.WithParam, task.WithSequence).any())
 	}
+	anc := newAncestry(deps)
 	for i := range d.Tasks {
-		task := &d.Tasks[i]
-		addNodeScope(all, "tasks."+task.Name, callees[task.Name], loopOf(task.WithItems, task.WithParam, task.WithSequence).any())
+		v.checkTask(idx(dp+".tasks", i), &d.Tasks[i], refs, anc, base)
 	}
+	all := base.withView(&view{refs: refs, visible: func(string) (bool, string) { return true, "" }})
 	v.checkTemplateOutputs(t, path, all)
 }
 
 // checkTask checks one task's body against the scope of its ancestors.
-func (v *specValidator) checkTask(tp string, task *v1alpha1.DAGTask, tasks map[string]*v1alpha1.DAGTask, callees map[string]*v1alpha1.Template, deps map[string][]string, base *scope) {
-	sc := base.clone()
-	anc := ancestors(task.Name, deps)
-	for _, other := range sortedKeys(callees) {
-		if other != task.Name && !anc[other] {
-			sc.hints["tasks."+other] = fmt.Sprintf("task %q is not an ancestor of %q: add it to depends", other, task.Name)
+func (v *specValidator) checkTask(tp string, task *v1alpha1.DAGTask, refs *nodeRefs, anc *ancestry, base *scope) {
+	visible := func(name string) (bool, string) {
+		if anc.of(task.Name)[name] {
+			return true, ""
 		}
-	}
-	for a := range anc {
-		at := tasks[a]
-		addNodeScope(sc, "tasks."+a, callees[a], loopOf(at.WithItems, at.WithParam, at.WithSequence).any())
+		return false, fmt.Sprintf("task %q is not an ancestor of %q: add it to depends", name, task.Name)
 	}
 	l := loopOf(task.WithItems, task.WithParam, task.WithSequence)
 	v.checkLoop(tp, l)
-	addItemScope(sc, l)
-	sc.add("tasks." + task.Name + ".status")
+	sc := base.withView(&view{refs: refs, visible: visible, self: task.Name})
+	if l.any() {
+		sc = sc.clone()
+		addItemScope(sc, l)
+	}
 	sc.checkValue(v.r, task, tp, skipCallFields(tp))
-	v.checkArgumentsOf(tp+".arguments", task.Arguments, callees[task.Name], nil)
-	self := sc.clone()
-	addNodeScope(self, "tasks."+task.Name, callees[task.Name], l.any())
+	callee := refs.callees[task.Name]
+	v.checkArgumentsOf(tp+".arguments", task.Arguments, callee, nil)
+	self := sc.withView(&view{refs: refs, visible: visible, self: task.Name, selfOutputs: true})
 	v.checkStepExits(tp, task.OnExit, task.Hooks, self)
 }
 
@@ -134,6 +132,26 @@ func (v *specValidator) checkTargets(path, target string, tasks map[string]*v1al
 			v.r.add(path, "target task %q not found", name)
 		}
 	}
+}
+
+// ancestry answers "is X an ancestor of T", computing each task's
+// ancestors only when first asked.
+type ancestry struct {
+	deps map[string][]string
+	memo map[string]map[string]bool
+}
+
+func newAncestry(deps map[string][]string) *ancestry {
+	return &ancestry{deps: deps, memo: map[string]map[string]bool{}}
+}
+
+func (a *ancestry) of(task string) map[string]bool {
+	if m, ok := a.memo[task]; ok {
+		return m
+	}
+	m := ancestors(task, a.deps)
+	a.memo[task] = m
+	return m
 }
 
 // ancestors returns every task that name depends on, directly or not.

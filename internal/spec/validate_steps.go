@@ -14,43 +14,47 @@ import (
 // steps checks a steps template: unique step names, resolvable calls, loops,
 // and that each step refers only to steps of earlier groups.
 func (v *specValidator) steps(t *v1alpha1.Template, path string, base *scope) {
-	sc := base.clone()
-	sc.hints["steps"] = "this template has no such step"
-	for _, g := range t.Steps {
-		for _, s := range g {
-			sc.hints["steps."+s.Name] = fmt.Sprintf("step %q is not in an earlier step group", s.Name)
+	refs := newNodeRefs("steps.", "this template has no such step")
+	groupOf := map[string]int{}
+	callees := make([][]*v1alpha1.Template, len(t.Steps))
+	seen := map[string]bool{}
+	for gi, g := range t.Steps {
+		callees[gi] = make([]*v1alpha1.Template, len(g))
+		for si := range g {
+			s := &g[si]
+			sp := idx(idx(path+".steps", gi), si)
+			v.checkStepName(sp+".name", s.Name, seen)
+			callees[gi][si] = v.resolveCall(sp, s.Template, s.TemplateRef, s.Inline)
+			if _, dup := groupOf[s.Name]; !dup {
+				groupOf[s.Name] = gi
+				refs.declare(s.Name, callees[gi][si], loopOf(s.WithItems, s.WithParam, s.WithSequence).any())
+			}
 		}
 	}
 	for gi, g := range t.Steps {
 		gp := idx(path+".steps", gi)
-		var exports []func(*scope)
-		seen := map[string]bool{}
 		for si := range g {
 			s := &g[si]
 			sp := idx(gp, si)
-			v.checkStepName(sp+".name", s.Name, seen)
-			callee := v.resolveCall(sp, s.Template, s.TemplateRef, s.Inline)
+			callee := callees[gi][si]
 			if s.Inline != nil {
 				v.template(s.Inline, sp+".inline")
 			}
 			loop := loopOf(s.WithItems, s.WithParam, s.WithSequence)
 			v.checkLoop(sp, loop)
-			own := sc.clone()
-			addItemScope(own, loop)
-			own.add("steps." + s.Name + ".status")
+			own := base.withView(&view{refs: refs, visible: earlierGroup(groupOf, gi), self: s.Name})
+			if loop.any() {
+				own = own.clone()
+				addItemScope(own, loop)
+			}
 			own.checkValue(v.r, s, sp, skipCallFields(sp))
 			v.checkArgumentsOf(sp+".arguments", s.Arguments, callee, nil)
-			self := own.clone()
-			addNodeScope(self, "steps."+s.Name, callee, loop.any())
+			self := own.withView(&view{refs: refs, visible: earlierGroup(groupOf, gi), self: s.Name, selfOutputs: true})
 			v.checkStepExits(sp, s.OnExit, s.Hooks, self)
-			name := s.Name
-			exports = append(exports, func(x *scope) { addNodeScope(x, "steps."+name, callee, loop.any()) })
-		}
-		for _, e := range exports {
-			e(sc)
 		}
 	}
-	v.checkTemplateOutputs(t, path, sc)
+	all := base.withView(&view{refs: refs, visible: earlierGroup(groupOf, len(t.Steps))})
+	v.checkTemplateOutputs(t, path, all)
 }
 
 func (v *specValidator) checkStepName(path, name string, seen map[string]bool) {

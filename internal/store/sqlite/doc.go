@@ -62,7 +62,9 @@
 // UpdateWorkflowStatus writes the workflow row and only the nodes whose IDs
 // it is given: present in Status.Nodes means upsert, absent means delete.
 // An unlisted change is not written, so the caller lists every node it
-// touched (engine.Result.Changed).
+// touched (engine.Result.Changed). Like the status subresource of
+// Kubernetes, it writes metadata and status but never the spec: a spec
+// change goes through Update.
 //
 // Writes are serialized: one writer connection (BEGIN IMMEDIATE) behind a
 // mutex that also orders the publication of events; reads use a separate

@@ -273,9 +273,14 @@ func (tx *Tx) update(k kindInfo, obj store.Object, nodes nodeWrite, changed []st
 	if uid := string(obj.GetUID()); uid != "" && uid != m.uid {
 		return fmt.Errorf("update %s: uid %s, stored %s (deleted and created again): %w", key, uid, m.uid, store.ErrConflict)
 	}
-	spec, err := encodeSpec(obj)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", key, err)
+	// A status update (nodes listed) leaves the spec alone, like the status
+	// subresource of Kubernetes: hashing a large spec on every step would
+	// dominate the hot path.
+	spec := encodedSpec{hash: m.specHash}
+	if nodes != nodesListed {
+		if spec, err = encodeSpec(obj); err != nil {
+			return fmt.Errorf("update %s: %w", key, err)
+		}
 	}
 	specChanged := !bytes.Equal(spec.hash, m.specHash)
 	rv, gen := m.rv+1, m.generation
