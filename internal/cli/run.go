@@ -29,6 +29,7 @@ type runFlags struct {
 	labels        string
 	noColor       bool
 	cpuProfile    string
+	templates     []string
 }
 
 func newRunCommand(s streams) *cobra.Command {
@@ -63,6 +64,7 @@ Ctrl-C stops the workflow (exit handlers still run); a second Ctrl-C terminates 
 	fl.StringVar(&f.generateName, "generate-name", "", "override metadata.generateName")
 	fl.StringVarP(&f.labels, "labels", "l", "", "comma separated labels to add: key1=val1,key2=val2")
 	fl.BoolVar(&f.noColor, "no-color", false, "disable colour in the progress tree")
+	fl.StringArrayVar(&f.templates, "templates", nil, "files or directories of WorkflowTemplates and ClusterWorkflowTemplates that templateRef and workflowTemplateRef may name (repeatable)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of braid itself to this file")
 	_ = fl.MarkHidden("cpuprofile")
 	return cmd
@@ -138,7 +140,11 @@ func loadRunWorkflow(f runFlags, file string) (*v1alpha1.Workflow, *spec.Catalog
 	if err := spec.ApplySubmitOptions(wf, so); err != nil {
 		return nil, nil, err
 	}
-	cat := spec.NewCatalog(docs)
+	lib, err := loadTemplateDocs(f.templates)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat := spec.NewCatalog(append(lib, docs...)) // the file's own templates win
 	if errs, _ := spec.Validate(wfDoc, cat).Split(); len(errs) > 0 {
 		return nil, nil, errs
 	}
@@ -224,4 +230,30 @@ func startCPUProfile(path string) (func(), error) {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// loadTemplateDocs loads the WorkflowTemplates and ClusterWorkflowTemplates
+// under paths, as if they had been created before the run.
+func loadTemplateDocs(paths []string) ([]*spec.Document, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	files, err := spec.SpecFiles(paths)
+	if err != nil {
+		return nil, fmt.Errorf("--templates: %w", err)
+	}
+	var out []*spec.Document
+	for _, file := range files {
+		docs, err := spec.LoadFile(file, spec.Strict)
+		if err != nil {
+			return nil, fmt.Errorf("--templates: %w", err)
+		}
+		for _, d := range docs {
+			switch d.Object.(type) {
+			case *v1alpha1.WorkflowTemplate, *v1alpha1.ClusterWorkflowTemplate:
+				out = append(out, d)
+			}
+		}
+	}
+	return out, nil
 }
