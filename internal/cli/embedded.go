@@ -21,6 +21,7 @@ import (
 type embedded struct {
 	cfg   *config.Config
 	store *sqlite.Store
+	rt    *local.Runtime
 	ctl   *controller.Controller
 }
 
@@ -50,9 +51,9 @@ func openEmbedded(ctx context.Context, dataDir, configFile string) (*embedded, e
 	}
 	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt})
 	if err != nil {
-		return nil, errors.Join(err, st.Close())
+		return nil, errors.Join(err, rt.Close(), st.Close())
 	}
-	return &embedded{cfg: cfg, store: st, ctl: ctl}, nil
+	return &embedded{cfg: cfg, store: st, rt: rt, ctl: ctl}, nil
 }
 
 func (e *embedded) run(ctx context.Context, wf *v1alpha1.Workflow, templates engine.TemplateResolver,
@@ -67,6 +68,7 @@ func (e *embedded) run(ctx context.Context, wf *v1alpha1.Workflow, templates eng
 	return e.ctl.Run(ctx, controller.RunRequest{Workflow: wf, Templates: templates, Observe: observe, Shutdown: shutdown})
 }
 
+// Close stops the runtime (and any step still running) and closes the store.
 func (e *embedded) Close() error {
-	return e.store.Close()
+	return errors.Join(e.rt.Close(), e.store.Close())
 }

@@ -25,6 +25,17 @@ var (
 	ErrUnsupported = errors.New("not available on a host")
 )
 
+// unsupportedError is a message that wraps ErrUnsupported without
+// repeating its text.
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string { return e.msg }
+func (e *unsupportedError) Unwrap() error { return ErrUnsupported }
+
+func unsupportedf(format string, args ...any) error {
+	return &unsupportedError{msg: fmt.Sprintf(format, args...)}
+}
+
 // EnvVar is one resolved environment variable.
 type EnvVar struct {
 	Name, Value string
@@ -49,7 +60,7 @@ func ResolveEnv(c *apiv1.Container, extra map[string]string, pod PodFields) ([]E
 		if src.SecretRef != nil {
 			what = "a secret"
 		}
-		return nil, fmt.Errorf("envFrom refers to %s, and the local runtime cannot read secrets or config maps: %w", what, ErrUnsupported)
+		return nil, unsupportedf("envFrom refers to %s, and the local runtime cannot read secrets or config maps", what)
 	}
 	out := make([]EnvVar, 0, len(c.Env)+len(extra))
 	index := make(map[string]int, len(c.Env)+len(extra))
@@ -93,11 +104,11 @@ func envFrom(e apiv1.EnvVar, pod PodFields) (string, error) {
 	vf := e.ValueFrom
 	switch {
 	case vf.SecretKeyRef != nil:
-		return "", fmt.Errorf("env %q refers to key %q of secret %q, and the local runtime cannot read secrets: %w",
-			e.Name, vf.SecretKeyRef.Key, vf.SecretKeyRef.Name, ErrUnsupported)
+		return "", unsupportedf("env %q refers to key %q of secret %q, and the local runtime cannot read secrets",
+			e.Name, vf.SecretKeyRef.Key, vf.SecretKeyRef.Name)
 	case vf.ConfigMapKeyRef != nil:
-		return "", fmt.Errorf("env %q refers to key %q of config map %q, and the local runtime cannot read config maps: %w",
-			e.Name, vf.ConfigMapKeyRef.Key, vf.ConfigMapKeyRef.Name, ErrUnsupported)
+		return "", unsupportedf("env %q refers to key %q of config map %q, and the local runtime cannot read config maps",
+			e.Name, vf.ConfigMapKeyRef.Key, vf.ConfigMapKeyRef.Name)
 	case vf.FieldRef != nil:
 		switch vf.FieldRef.FieldPath {
 		case "metadata.name":
@@ -109,13 +120,13 @@ func envFrom(e apiv1.EnvVar, pod PodFields) (string, error) {
 		case "status.podIP", "status.hostIP":
 			return "127.0.0.1", nil
 		}
-		return "", fmt.Errorf("env %q refers to field %q, which the local runtime does not supply: %w",
-			e.Name, vf.FieldRef.FieldPath, ErrUnsupported)
+		return "", unsupportedf("env %q refers to field %q, which the local runtime does not supply",
+			e.Name, vf.FieldRef.FieldPath)
 	case vf.ResourceFieldRef != nil:
-		return "", fmt.Errorf("env %q refers to resource %q, which the local runtime does not supply: %w",
-			e.Name, vf.ResourceFieldRef.Resource, ErrUnsupported)
+		return "", unsupportedf("env %q refers to resource %q, which the local runtime does not supply",
+			e.Name, vf.ResourceFieldRef.Resource)
 	}
-	return "", fmt.Errorf("env %q has an empty valueFrom: %w", e.Name, ErrUnsupported)
+	return "", unsupportedf("env %q has an empty valueFrom", e.Name)
 }
 
 // Expand replaces $(VAR) in s as the kubelet does in a container's command,

@@ -236,9 +236,9 @@ func TestWriteRawArtifacts(t *testing.T) {
 		t.Errorf("b: %v %v", fi, err)
 	}
 	for src, want := range map[string]string{
-		`{name: t, inputs: {artifacts: [{name: s, path: /x, s3: {key: k}}]}}`:  `input artifact "s": the local runtime cannot load s3 artifacts yet`,
+		`{name: t, inputs: {artifacts: [{name: s, path: /x, s3: {key: k}}]}}`:   `input artifact "s": the local runtime cannot load s3 artifacts yet`,
 		`{name: t, inputs: {artifacts: [{name: g, path: /x, git: {repo: r}}]}}`: `input artifact "g": the local runtime cannot load git artifacts yet`,
-		`{name: t, inputs: {artifacts: [{name: none, path: /x}]}}`:                 `input artifact "none" has no location`,
+		`{name: t, inputs: {artifacts: [{name: none, path: /x}]}}`:              `input artifact "none" has no location`,
 	} {
 		err := WriteRawArtifacts(parseTemplate(t, src), dir)
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrUnsupported) {

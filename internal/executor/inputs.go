@@ -26,9 +26,9 @@ func WriteRawArtifacts(tmpl *v1alpha1.Template, workDir string) error {
 		case kind == "" && a.Optional != nil && *a.Optional:
 			continue
 		case kind == "":
-			return fmt.Errorf("input artifact %q has no location: %w", a.Name, ErrUnsupported)
+			return unsupportedf("input artifact %q has no location", a.Name)
 		default:
-			return fmt.Errorf("input artifact %q: the local runtime cannot load %s artifacts yet: %w", a.Name, kind, ErrUnsupported)
+			return unsupportedf("input artifact %q: the local runtime cannot load %s artifacts yet", a.Name, kind)
 		}
 		if a.Path == "" {
 			return fmt.Errorf("input artifact %q has no path", a.Name)

@@ -26,31 +26,30 @@
 //
 //	<DataDir>/runs/<namespace>/<workflow>/<pod>/main.log     combined stdout and stderr
 //	<DataDir>/runs/<namespace>/<workflow>/<pod>/script       a script template's source
-//	<DataDir>/runs/<namespace>/<workflow>/<pod>/result.json  the final event
-//	<DataDir>/runs/.index                                    "<run ID> <namespace>/<workflow>/<pod>" per line
-//	<DataDir>/shims/<image>/<command>                        the image's aliases, appended to PATH
+//	<DataDir>/runs/<namespace>/<workflow>/<pod>/result.json  a final event too big for the index
+//	<DataDir>/runs/.index                                    the journal of runs (index.go)
+//	<DataDir>/shims/<image>-<hash>/<command>                 the image's aliases, appended to PATH
 //
 // The pod directory is also the step's working directory when its
 // container sets none, so that relative paths of parallel steps do not
-// collide. The index lets Status and Logs find a run after braid restarts on
-// the same DataDir; it is read into memory when a Runtime opens (about 100
-// bytes a run). A finished run is reported from result.json; a run with
-// a directory and no result.json was lost (braid stopped while it ran) and
-// is reported Error. Nothing is fsynced: a step's files are as durable as
-// the page cache.
+// collide. The index records when each run starts (its directory) and ends
+// (its final event), so that Status and Logs answer after braid restarts
+// on the same DataDir; a run that started and never ended was lost (braid
+// stopped while it ran) and is reported Error. Nothing is fsynced: the
+// files are as durable as the page cache.
 //
 // # Cost of a step
 //
-// Beyond fork and exec, a step costs a handful of system calls. Three
-// change a directory, and on a busy ext4 each can burn 0.1-0.4 ms of CPU:
-// the pod directory and the log file, before the exec, and result.json,
-// written after the final event is queued so that it is off the path to
-// the next step. The rest are cheap: a PATH lookup answered from a cache
-// (one stat), one append to the index, waitid, kill. A step costs one
-// goroutine that waits for it (two when its stdout is captured); deadlines
-// are timers, not goroutines. Events go straight into a buffered channel,
-// or, when the reader lags, into an unbounded queue drained by one
-// goroutine, so the runtime never blocks on a slow reader.
+// Beyond fork and exec, a step costs a handful of system calls. Two change
+// a directory, and on a busy ext4 each can burn 0.1-0.4 ms of CPU: the pod
+// directory and the log file, both needed before the exec. The rest are
+// cheap: a PATH lookup answered from a cache (one stat), two appends to the
+// index (the final one after the event is queued, off the path to the next
+// step), waitid, kill. A step costs one goroutine that waits for it (two
+// when its stdout is captured); deadlines are timers, not goroutines.
+// Events go straight into a buffered channel, or, when the reader lags,
+// into an unbounded queue drained by one goroutine, so the runtime never
+// blocks on a slow reader.
 //
 // The package imports runtime, executor and the API types. It must not
 // import the engine, the controller, the store or the CLI.

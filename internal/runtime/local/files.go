@@ -1,14 +1,11 @@
 package local
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,12 +13,11 @@ import (
 
 	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/runtime"
-	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // Names inside the data directory.
 const (
-	indexFile  = ".index" // under runs/ (no namespace starts with a dot): "<escaped ID> <dir>" per line
+	indexFile  = ".index" // under runs/; no namespace starts with a dot
 	logFile    = "main.log"
 	resultFile = "result.json"
 )
@@ -48,48 +44,18 @@ func pathPart(name string) string {
 	return strings.ReplaceAll(name, "/", "_")
 }
 
-// loadIndex reads the run index that earlier Runtimes wrote: run ID to
-// directory. A torn last line (a crash mid-write) is ignored.
-func loadIndex(runsDir string) (map[string]string, error) {
-	known := make(map[string]string)
-	f, err := os.Open(filepath.Join(runsDir, indexFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return known, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		escID, rel, ok := strings.Cut(sc.Text(), " ")
-		if !ok || rel == "" {
-			continue
-		}
-		id, err1 := url.PathUnescape(escID)
-		rel, err2 := url.PathUnescape(rel)
-		if err1 != nil || err2 != nil || !filepath.IsLocal(rel) {
-			continue
-		}
-		known[id] = filepath.Join(runsDir, rel)
-	}
-	return known, sc.Err()
-}
-
 // createDir creates the step's directory. known reports a run that an
 // earlier Runtime started: nothing is created then. A directory left by
 // another run of the same pod name (a workflow deleted and created again)
 // is emptied first.
 func (rt *Runtime) createDir(run runtime.Run, dir string) (known bool, err error) {
 	parent := filepath.Dir(dir)
-	rt.mu.Lock()
-	_, known = rt.known[run.ID]
-	made := rt.dirs[parent]
-	rt.mu.Unlock()
-	if known {
+	if _, known := rt.idx.dir(run.ID); known {
 		return true, nil
 	}
+	rt.mu.Lock()
+	made := rt.dirs[parent]
+	rt.mu.Unlock()
 	if !made {
 		if err := os.MkdirAll(parent, 0o755); err != nil {
 			return false, err
@@ -108,57 +74,12 @@ func (rt *Runtime) createDir(run runtime.Run, dir string) (known bool, err error
 	return false, err
 }
 
-// record adds the run to the index, for Status and Logs after a restart:
-// one append to an open file, no change to a directory. It is done once the
-// process runs, off the path from Start to exec.
+// record adds the run to the index (one append, no directory change). It
+// is done once the process runs, off the path from Start to exec.
 func (rt *Runtime) record(s *step) {
-	rel, err := filepath.Rel(rt.runsDir, s.dir)
-	if err == nil {
-		line := url.PathEscape(s.id) + " " + url.PathEscape(rel) + "\n"
-		_, err = rt.index.WriteString(line)
-	}
-	if err != nil {
+	if err := rt.idx.started(s.id, s.dir); err != nil {
 		rt.log.Warn("cannot index a run", "run", s.id, "err", err)
 	}
-	rt.mu.Lock()
-	rt.known[s.id] = s.dir
-	rt.mu.Unlock()
-}
-
-// lookupDir finds the directory of a run this Runtime or an earlier one
-// started.
-func (rt *Runtime) lookupDir(id string) (string, bool) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	dir, ok := rt.known[id]
-	return dir, ok
-}
-
-// writeResult writes the final event to result.json, without fsync and
-// without a rename: a file cut short by a crash does not parse, and the run
-// is then reported lost, which is what it was.
-func writeResult(dir string, ev runtime.StepEvent) error {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, resultFile), data, 0o644)
-}
-
-// readResult reads a run's final event back; a run without one was lost.
-func (rt *Runtime) readResult(id, dir string) runtime.StepEvent {
-	data, err := os.ReadFile(filepath.Join(dir, resultFile))
-	var ev runtime.StepEvent
-	if err == nil {
-		err = json.Unmarshal(data, &ev)
-	}
-	if err != nil || ev.Phase == "" {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			rt.log.Warn("cannot read a step's result", "run", id, "err", err)
-		}
-		return runtime.StepEvent{RunID: id, Phase: v1alpha1.NodeError, Message: MsgLost}
-	}
-	return ev
 }
 
 // shim is the directory of one image's alias scripts, made once.

@@ -67,20 +67,19 @@ type Runtime struct {
 	now      func() time.Time
 	images   executor.ImageTable
 	runsDir  string
-	index    *os.File // the run index, appended to
+	idx      *runIndex
 	shimsDir string
 	devNull  *os.File
 	basePath string // PATH of Environ
 	paths    executor.PathCache
 
 	events *queue
-	wg     sync.WaitGroup // one per step process
+	wg     sync.WaitGroup // one per Start in progress and per step process
 
 	mu       sync.Mutex
 	closed   bool
 	runs     map[string]*step
-	finished []string          // IDs of finished runs, oldest first, for eviction
-	known    map[string]string // run ID -> directory, of every indexed run
+	finished []string // IDs of finished runs, oldest first, for eviction
 	dirs     map[string]bool
 	shims    map[string]*shim
 }
@@ -137,15 +136,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err := os.MkdirAll(rt.runsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
-	if rt.known, err = loadIndex(rt.runsDir); err != nil {
-		return nil, fmt.Errorf("local runtime: read the run index: %w", err)
-	}
-	rt.index, err = os.OpenFile(filepath.Join(rt.runsDir, indexFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
+	if rt.idx, err = openIndex(rt.runsDir); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
 	if rt.devNull, err = os.Open(os.DevNull); err != nil {
-		rt.index.Close()
+		rt.idx.close()
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
 	rt.events = newQueue()
@@ -176,7 +171,9 @@ func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
 		return nil
 	}
 	rt.runs[run.ID] = s
+	rt.wg.Add(1) // so that Close waits for a Start in progress
 	rt.mu.Unlock()
+	defer rt.wg.Done()
 
 	known, err := rt.createDir(run, s.dir)
 	if err != nil {
@@ -187,7 +184,7 @@ func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
 	}
 	if known {
 		// An earlier Runtime started it: Status reads it back from disk.
-		ev := rt.readResult(run.ID, s.dir)
+		ev, _ := rt.idx.result(run.ID)
 		s.mu.Lock()
 		s.last, s.exited = ev, true
 		s.mu.Unlock()
@@ -215,8 +212,8 @@ func (rt *Runtime) Kill(_ context.Context, runID string) error {
 
 // Status returns the run's latest event: Pending while it is being
 // started, then Running, then its final event. A run that an earlier
-// Runtime on the same DataDir started is read from its result.json, and is
-// Error (MsgLost) when it has none.
+// Runtime on the same DataDir started is read back from the index, and is
+// Error (MsgLost) when it never finished.
 func (rt *Runtime) Status(_ context.Context, runID string) (runtime.StepEvent, bool, error) {
 	rt.mu.Lock()
 	s := rt.runs[runID]
@@ -224,11 +221,8 @@ func (rt *Runtime) Status(_ context.Context, runID string) (runtime.StepEvent, b
 	if s != nil {
 		return s.event(), true, nil
 	}
-	dir, ok := rt.lookupDir(runID)
-	if !ok {
-		return runtime.StepEvent{}, false, nil
-	}
-	return rt.readResult(runID, dir), true, nil
+	ev, ok := rt.idx.result(runID)
+	return ev, ok, nil
 }
 
 // Events delivers every event once: Running when a step's process has
@@ -238,7 +232,7 @@ func (rt *Runtime) Events() <-chan runtime.StepEvent { return rt.events.out }
 
 // Close stops every running step (SIGTERM, then SIGKILL after the grace
 // period), waits for them, and closes the Events channel; events not yet
-// read are dropped (each final event is in its step's result.json). Logs of
+// read are dropped (Status still answers from the index). Logs of
 // finished runs stay readable by a new Runtime on the same DataDir.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
@@ -257,7 +251,7 @@ func (rt *Runtime) Close() error {
 	}
 	rt.wg.Wait()
 	rt.events.close()
-	return errors.Join(rt.devNull.Close(), rt.index.Close())
+	return errors.Join(rt.devNull.Close(), rt.idx.close())
 }
 
 // retire records that a run finished, and forgets the oldest finished runs
@@ -282,12 +276,12 @@ func (rt *Runtime) emit(s *step, ev runtime.StepEvent) {
 	rt.events.push(ev)
 }
 
-// finish reports a run's final event, once: it is queued, written to
-// result.json (after the event, to keep the write off the critical path),
-// and the run is marked done.
+// finish reports a run's final event, once: it is queued, recorded in the
+// index (after the event, off the path to the next step), and the run is
+// marked done.
 func (rt *Runtime) finish(s *step, ev runtime.StepEvent) {
 	rt.emit(s, ev)
-	if err := writeResult(s.dir, ev); err != nil {
+	if err := rt.idx.finished(s.id, s.dir, ev); err != nil {
 		rt.log.Warn("cannot write a step's result", "run", s.id, "err", err)
 	}
 	close(s.done)

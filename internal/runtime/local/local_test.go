@@ -195,7 +195,7 @@ func TestRun(t *testing.T) {
 		name: "secret env",
 		tmpl: `{name: a, container: {image: busybox, command: ["true"],
 		  env: [{name: S, valueFrom: {secretKeyRef: {name: my-secret, key: password}}}]}}`,
-		want: want{phase: v1alpha1.NodeError, message: `env "S" refers to key "password" of secret "my-secret", and the local runtime cannot read secrets: not available on a host`},
+		want: want{phase: v1alpha1.NodeError, message: `env "S" refers to key "password" of secret "my-secret", and the local runtime cannot read secrets`},
 	}, {
 		name: "pod name from the downward API",
 		tmpl: `{name: a, container: {image: busybox, command: [sh, -c, "echo $P"],
@@ -465,36 +465,76 @@ func TestStatus(t *testing.T) {
 	if st, ok, _ := rt.Status(ctx, long.ID); !ok || st.Phase != v1alpha1.NodeRunning {
 		t.Fatalf("Status of a running step = %+v", st)
 	}
-	// Finished runs beyond MaxCachedRuns are read back from disk.
+	// Finished runs beyond MaxCachedRuns are read back from the index; a
+	// big final event from result.json.
 	var ids []string
 	for range 3 {
 		run := newRun(tmpl(t, `{name: a, container: {image: busybox, command: ["false"]}}`))
 		runToEnd(t, rt, run)
 		ids = append(ids, run.ID)
 	}
-	for _, id := range ids {
-		st, ok, err := rt.Status(ctx, id)
-		if err != nil || !ok || st.Phase != v1alpha1.NodeFailed || st.Message != "main: Error (exit code 1)" {
-			t.Errorf("Status(%s) = %+v %v %v", id, st, ok, err)
+	big := newRun(tmpl(t, `{name: a, container: {image: busybox, command: [seq, "10000"]}}`))
+	big.IncludeResult = true
+	bigResult := *final(runToEnd(t, rt, big)).Outputs.Result
+	if len(bigResult) < 2*maxInlineResult {
+		t.Fatalf("result of %d bytes", len(bigResult))
+	}
+	runToEnd(t, rt, newRun(tmpl(t, `{name: a, container: {image: busybox, command: ["true"]}}`))) // evicts big
+	check := func(rt *harness) {
+		t.Helper()
+		for _, id := range ids {
+			st, ok, err := rt.Status(ctx, id)
+			if err != nil || !ok || st.Phase != v1alpha1.NodeFailed || st.Message != "main: Error (exit code 1)" || *st.ExitCode != 1 {
+				t.Errorf("Status(%s) = %+v %v %v", id, st, ok, err)
+			}
+		}
+		st, ok, _ := rt.Status(ctx, big.ID)
+		if !ok || st.Phase != v1alpha1.NodeSucceeded || st.Outputs == nil || *st.Outputs.Result != bigResult {
+			t.Errorf("Status of the big run = %v %v", st.Phase, ok)
 		}
 	}
-	if err := rt.Close(); err != nil {
+	check(rt)
+
+	// A second Runtime on the same DataDir, while the first still runs the
+	// long step, finds that step lost (no final record).
+	rt2, err := New(Config{DataDir: dir})
+	if err != nil {
 		t.Fatal(err)
 	}
-	// After Close the long step was killed; a run whose result is missing
-	// was lost.
-	rt2 := newRuntime(t, func(c *Config) { c.DataDir = dir })
 	st, ok, _ := rt2.Status(ctx, long.ID)
-	if !ok || st.Phase != v1alpha1.NodeFailed || st.Message != MsgClosed {
-		t.Errorf("Status of the closed step = %+v", st)
-	}
-	if err := os.Remove(filepath.Join(rt2.stepDir(long), resultFile)); err != nil {
-		t.Fatal(err)
-	}
-	st, ok, _ = rt2.Status(ctx, long.ID)
 	if !ok || st.Phase != v1alpha1.NodeError || st.Message != MsgLost {
 		t.Errorf("Status of a lost step = %+v", st)
 	}
+	rt2.Close()
+
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A torn last record (a crash mid-append) is skipped, and appends after
+	// it start on a line of their own.
+	f, err := os.OpenFile(filepath.Join(dir, "runs", indexFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`E uid-x {"RunID":`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	rt3 := newRuntime(t, func(c *Config) { c.DataDir = dir })
+	check(rt3)
+	st, ok, _ = rt3.Status(ctx, long.ID)
+	if !ok || st.Phase != v1alpha1.NodeFailed || st.Message != MsgClosed {
+		t.Errorf("Status of the step stopped by Close = %+v", st)
+	}
+	after := newRun(tmpl(t, `{name: a, container: {image: busybox, command: ["true"]}}`))
+	runToEnd(t, rt3, after)
+	rt3.Close()
+	rt4 := newRuntime(t, func(c *Config) { c.DataDir = dir })
+	if st, ok, _ := rt4.Status(ctx, after.ID); !ok || st.Phase != v1alpha1.NodeSucceeded {
+		t.Errorf("Status after a torn record = %+v %v", st, ok)
+	}
+	check(rt4)
 }
 
 func TestLogs(t *testing.T) {
@@ -535,6 +575,12 @@ func TestLogs(t *testing.T) {
 	run := newRun(tmpl(t, `{name: a, container: {image: busybox, command: [sh, -c, "echo start; sleep 60"]}}`))
 	if err := rt.Start(ctx, run); err != nil {
 		t.Fatal(err)
+	}
+	for i := 0; readLog(t, rt, run.ID) != "start\n"; i++ {
+		if i > 1000 {
+			t.Fatal("the step never printed")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()

@@ -32,7 +32,7 @@ func (rt *Runtime) Logs(ctx context.Context, runID string, follow bool) (io.Read
 	case s != nil:
 		dir, done = s.dir, s.done
 	default:
-		d, ok := rt.lookupDir(runID)
+		d, ok := rt.idx.dir(runID)
 		if !ok {
 			return nil, fmt.Errorf("logs of %s: %w", runID, runtime.ErrUnknownRun)
 		}

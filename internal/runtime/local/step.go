@@ -138,7 +138,7 @@ func (rt *Runtime) prepare(s *step, run runtime.Run) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
-	env, err := executor.ResolveEnv(c, run.Env, executor.PodFields{Name: run.PodName, Namespace: run.Namespace, UID: run.WorkflowUID})
+	env, err := executor.ResolveEnv(c, run.Env, executor.PodFields{Name: run.PodName, Namespace: run.Namespace, UID: run.ID})
 	if err != nil {
 		return prepared{}, err
 	}
@@ -277,7 +277,7 @@ func unsupported(tmpl *v1alpha1.Template) string {
 	switch typ := tmpl.Type(); typ {
 	case v1alpha1.TemplateTypeContainer, v1alpha1.TemplateTypeScript:
 	case v1alpha1.TemplateTypeUnknown:
-		return "the local runtime cannot run a template that is not exactly one of container, script, resource, ..."
+		return "the template must set exactly one of container, script, resource, suspend, http, plugin, containerSet, steps, dag and data"
 	default:
 		return fmt.Sprintf("the local runtime cannot run %s templates yet", typeName(typ))
 	}
