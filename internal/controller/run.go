@@ -31,7 +31,7 @@ func (c *Controller) Run(ctx context.Context, req RunRequest) (*v1alpha1.Workflo
 	if err := c.store.Create(ctx, wf); err != nil {
 		return nil, fmt.Errorf("create workflow %s/%s: %w", wf.Namespace, wf.Name, err)
 	}
-	d := &driver{c: c, req: req, wf: wf, results: map[string]engine.StepResult{}}
+	d := &driver{c: c, req: req, wf: wf, results: map[string]engine.StepResult{}, memo: engine.NewMemo()}
 	return d.loop(ctx)
 }
 
@@ -41,6 +41,7 @@ type driver struct {
 	req     RunRequest
 	wf      *v1alpha1.Workflow
 	results map[string]engine.StepResult
+	memo    *engine.Memo // what the engine may keep between passes over this workflow
 	timer   *time.Timer
 	// specChanged is set when the spec changed (a shutdown request): the
 	// next persist writes the whole workflow instead of its status.
@@ -65,7 +66,7 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 // reconcile runs one decide-persist-act cycle.
 func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	res, err := engine.Reconcile(engine.Snapshot{
-		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits,
+		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
 	}, d.c.now())
 	if err != nil {
 		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)

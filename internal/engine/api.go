@@ -77,7 +77,10 @@ type Result struct {
 	// Plan is what the caller must do, after it has persisted Status.
 	Plan Plan
 	// RequeueAfter asks for another Reconcile after this long even if no
-	// result arrives (backoff, suspend duration, deadlines); 0 means no timer.
+	// result arrives (retry backoff, suspend duration, the workflow deadline,
+	// a Pending step's timeout); 0 means no timer. It is 1ms when the pass
+	// changed something that no runtime report will follow (a kill, a
+	// failFast decision): call again at once.
 	RequeueAfter time.Duration
 }
 
@@ -102,14 +105,18 @@ type Launch struct {
 	// IncludeResult asks the runtime to capture stdout as outputs.result (rule 11.3).
 	IncludeResult bool
 	// ActiveDeadline counts from the moment the step starts (template
-	// activeDeadlineSeconds); Deadline is absolute (template timeout, the
-	// workflow's activeDeadlineSeconds). Zero values mean none.
+	// activeDeadlineSeconds); Deadline is absolute: the earliest of the
+	// template timeout (from the node's creation), the workflow's
+	// activeDeadlineSeconds (not for exit handlers) and a retry
+	// backoff.maxDuration. Zero values mean none.
 	ActiveDeadline time.Duration
 	Deadline       time.Time
-	// Env is extra environment for the step (ARGO_* variables).
+	// Env is extra environment for the step: ARGO_POD_NAME, ARGO_NODE_ID,
+	// ARGO_NODE_NAME, ARGO_WORKFLOW_NAME, ARGO_WORKFLOW_UID,
+	// ARGO_INCLUDE_SCRIPT_OUTPUT and, with a deadline, ARGO_DEADLINE (RFC 3339).
 	Env map[string]string
-	// OnExit is true for a step that is part of an exit handler or hook: a
-	// Stop shutdown and the workflow deadline spare it.
+	// OnExit is true for a step that is part of an exit handler: a Stop
+	// shutdown and the workflow deadline spare it.
 	OnExit bool
 }
 

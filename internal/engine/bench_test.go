@@ -63,6 +63,9 @@ func drive(tb testing.TB, wf *v1alpha1.Workflow) int {
 	calls := 0
 	var results map[string]StepResult
 	memo := NewMemo()
+	if os.Getenv("BRAID_NOMEMO") != "" {
+		memo = nil
+	}
 	for calls < 1<<22 {
 		res, err := Reconcile(Snapshot{Workflow: wf, Results: results, Memo: memo}, now)
 		if err != nil {
@@ -148,4 +151,71 @@ func wideN(n int) int {
 		return v
 	}
 	return n
+}
+
+func loopSpec(n int) *v1alpha1.Workflow {
+	return &v1alpha1.Workflow{
+		ObjectMeta: metav1ObjectMeta("loop"),
+		Spec: v1alpha1.WorkflowSpec{
+			Entrypoint: "main",
+			Arguments:  v1alpha1.Arguments{Parameters: []v1alpha1.Parameter{{Name: "n", Value: v1alpha1.AnyStringPtr(strconv.Itoa(n))}}},
+			Templates: []v1alpha1.Template{
+				{Name: "main", Steps: []v1alpha1.ParallelSteps{{{Name: "fan", Template: "work",
+					WithSequence: &v1alpha1.Sequence{Count: ptrIntOrString("{{workflow.parameters.n}}")},
+					Arguments:    v1alpha1.Arguments{Parameters: []v1alpha1.Parameter{{Name: "i", Value: v1alpha1.AnyStringPtr("{{item}}")}}}}}}},
+				{Name: "work", Inputs: v1alpha1.Inputs{Parameters: []v1alpha1.Parameter{{Name: "i"}}},
+					Container: containerOf("echo", "{{inputs.parameters.i}}")},
+			},
+		},
+	}
+}
+
+// BenchmarkReconcileLoop: a steps loop of 2,000 iterations, events reported
+// one per Reconcile. ns/iteration is the total time per iteration.
+func BenchmarkReconcileLoop(b *testing.B) {
+	const n = 2000
+	base := loopSpec(wideN(n))
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		wf := base.DeepCopy()
+		start := time.Now()
+		drive(b, wf)
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*wideN(n)), "ns/iteration")
+}
+
+func dagChainSpec(n int) *v1alpha1.Workflow {
+	tasks := make([]v1alpha1.DAGTask, n)
+	for i := range tasks {
+		tasks[i] = v1alpha1.DAGTask{Name: fmt.Sprintf("t%d", i), Template: "work"}
+		if i > 0 {
+			tasks[i].Depends = fmt.Sprintf("t%d", i-1)
+		}
+	}
+	return &v1alpha1.Workflow{
+		ObjectMeta: metav1ObjectMeta("dagchain"),
+		Spec: v1alpha1.WorkflowSpec{
+			Entrypoint: "main",
+			Templates: []v1alpha1.Template{
+				{Name: "main", DAG: &v1alpha1.DAGTemplate{Tasks: tasks}},
+				{Name: "work", Container: containerOf("true")},
+			},
+		},
+	}
+}
+
+// BenchmarkReconcileDAGChain: a DAG of 1,000 tasks, each depending on the
+// one before (the shape test/bench runs against make).
+func BenchmarkReconcileDAGChain(b *testing.B) {
+	const n = 1000
+	base := dagChainSpec(wideN(n))
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		wf := base.DeepCopy()
+		start := time.Now()
+		drive(b, wf)
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*wideN(n)), "ns/step")
 }

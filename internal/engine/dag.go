@@ -15,10 +15,12 @@ type dagRun struct {
 	id      string // the DAG node's ID
 	info    *dagInfo
 	targets []int
+	ids     []string // node IDs of the tasks
 	opts    execOpts // for the tasks: boundary is this DAG
 	visited []bool
-	done    bool // every visited task, its hooks and exit handler are fulfilled
-	exitsOK bool // every target's exit handler is fulfilled
+	ok      []bool // task i's node, its hooks and its exit handler are fulfilled
+	done    bool   // every visited task, its hooks and exit handler are fulfilled
+	exitsOK bool   // every target's exit handler is fulfilled
 	cache   map[string]expr.Scope
 	errs    error // a hook error: the DAG node errors
 	refErr  error // an aggregate that could not be computed
@@ -41,7 +43,8 @@ func (r *run) executeDAG(in invocation, opts execOpts) (v1alpha1.NodeStatus, err
 	if err != nil {
 		return node, err
 	}
-	d := &dagRun{r: r, in: in, id: node.ID, info: info, targets: targets, visited: make([]bool, len(info.tasks)), done: true,
+	d := &dagRun{r: r, in: in, id: node.ID, info: info, targets: targets, visited: make([]bool, len(info.tasks)),
+		ok: make([]bool, len(info.tasks)), done: true,
 		exitsOK: true, opts: execOpts{boundaryID: node.ID, boundaryTmpl: in.tmpl, onExit: opts.onExit, depth: opts.depth}}
 	for _, t := range targets {
 		d.executeTask(t, true)
@@ -93,7 +96,28 @@ func (d *dagRun) finish() (v1alpha1.NodeStatus, error) {
 func (d *dagRun) taskNodeName(task string) string { return d.in.name + "." + task }
 
 func (d *dagRun) taskNode(task string) (v1alpha1.NodeStatus, bool) {
+	if i, ok := d.info.index[task]; ok {
+		return d.taskNodeAt(i)
+	}
 	return d.r.byParts(d.in.name, ".", task)
+}
+
+// taskNodeAt returns the node of task i by its ID, computed once per DAG
+// node name (and kept in a Memo).
+func (d *dagRun) taskNodeAt(i int) (v1alpha1.NodeStatus, bool) {
+	n, ok := d.r.nodes[d.taskID(i)]
+	return n, ok
+}
+
+// taskID returns the node ID of task i, computing it on first use.
+func (d *dagRun) taskID(i int) string {
+	if d.ids == nil {
+		d.ids = d.info.nodeIDs(d.r, d.in.name)
+	}
+	if d.ids[i] == "" {
+		d.ids[i] = d.r.id(d.in.name + "." + d.info.tasks[i].Name)
+	}
+	return d.ids[i]
 }
 
 // updateOutbound sets the DAG's outboundNodes from its targets (rule 1.8).
@@ -123,37 +147,110 @@ func (d *dagRun) killDaemons() {
 }
 
 // executeTask runs task i after its dependencies (ctl/dag.go
-// executeDAGTask).
-func (d *dagRun) executeTask(i int, target bool) {
+// executeDAGTask). Argo recurses into the dependencies; this walks them with
+// an explicit stack, so a chain of thousands of tasks does not grow the
+// goroutine's stack on every pass.
+func (d *dagRun) executeTask(root int, target bool) {
+	type frame struct {
+		i      int
+		target bool
+		next   int // next dependency to visit
+	}
+	stack := []frame{{i: root, target: target}}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next == 0 && !d.enter(f.i, f.target) {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		deps := d.info.depIdx[f.i]
+		if f.next < len(deps) {
+			j := deps[f.next]
+			f.next++
+			if j < 0 {
+				d.unknownDependency(f.i, f.next-1)
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			stack = append(stack, frame{i: j})
+			continue
+		}
+		i, tgt := f.i, f.target
+		stack = stack[:len(stack)-1]
+		if d.ready(i) {
+			task := &d.info.tasks[i]
+			d.startTask(i, d.taskNodeName(task.Name), task, false, tgt)
+			d.markOK(i)
+		}
+	}
+}
+
+// enter visits task i for the first time: an existing node is handled at
+// once; true means its dependencies must be visited before deciding it.
+func (d *dagRun) enter(i int, target bool) bool {
 	if d.visited[i] {
-		return
+		return false
 	}
 	d.visited[i] = true
+	if d.taskExists(i) {
+		d.existingTask(i, target)
+		return false
+	}
+	d.done = false
+	// a frame with no dependencies still needs its decision: return true and
+	// let the caller find next == len(deps) at once.
+	return true
+}
+
+// unknownDependency errors task i, whose k-th dependency names no task.
+func (d *dagRun) unknownDependency(i, k int) {
+	d.placeholder(i, d.taskNodeName(d.info.tasks[i].Name), v1alpha1.NodeError,
+		fmt.Sprintf("task '%s' depends on '%s', which does not exist", d.info.tasks[i].Name, d.info.deps[i][k]))
+}
+
+func (d *dagRun) taskExists(i int) bool {
+	if d.r.memoized || (d.ids != nil && d.ids[i] != "") {
+		_, ok := d.r.nodes[d.taskID(i)] // the ID is kept for the next pass
+		return ok
+	}
+	_, ok := d.r.byParts(d.in.name, ".", d.info.tasks[i].Name) // no ID string built
+	return ok
+}
+
+// existingTask revisits a task whose node exists.
+func (d *dagRun) existingTask(i int, target bool) {
 	task := &d.info.tasks[i]
-	node, exists := d.taskNode(task.Name)
-	if exists && d.settled(i, node, target) {
+	node, _ := d.taskNodeAt(i)
+	if handled, done := d.settled(i, node, target); handled {
+		d.ok[i] = done
 		return
 	}
 	d.done = false
-	if exists && isLeafType(node.Type) && taskCall(task) == nil {
+	if isLeafType(node.Type) && taskCall(task) == nil {
 		_, _ = d.r.revisitExisting(node, taskHolder(task), d.in.tc) // running: nothing else to do
 		return
 	}
 	name := d.taskNodeName(task.Name)
-	if !exists {
-		if !d.ready(i, name) {
-			return
-		}
-	} else if node.Type != v1alpha1.NodeTypeTaskGroup {
+	if node.Type != v1alpha1.NodeTypeTaskGroup {
 		d.runTask(i, name, task, "", true, target)
-		return
+	} else {
+		d.startTask(i, name, task, true, target)
 	}
-	d.startTask(i, name, task, exists, target)
+	d.markOK(i)
+}
+
+// markOK records whether task i, its hooks and its exit handler are done
+// after this pass worked on it (a placeholder made now, a node that just
+// ended), so that its dependents can go on in the same pass.
+func (d *dagRun) markOK(i int) {
+	n, ok := d.taskNodeAt(i)
+	d.ok[i] = ok && fulfilled(n) && d.r.hooksFulfilled(n) && d.exitDone(d.info.tasks[i].Name, n)
 }
 
 // settled handles a task whose node exists and is fulfilled: its hooks and
-// exit handler. It returns true when there is nothing else to do.
-func (d *dagRun) settled(i int, node v1alpha1.NodeStatus, target bool) bool {
+// exit handler. handled is true when there is nothing else to do; done when
+// the node, its hooks and its exit handler are all fulfilled.
+func (d *dagRun) settled(i int, node v1alpha1.NodeStatus, target bool) (handled, done bool) {
 	task := &d.info.tasks[i]
 	call := taskCall(task)
 	if !fulfilled(node) {
@@ -162,10 +259,14 @@ func (d *dagRun) settled(i int, node v1alpha1.NodeStatus, target bool) bool {
 				d.fail(err)
 			}
 		}
-		return false
+		return false, false
 	}
 	if call == nil {
-		return true
+		done := d.r.hooksFulfilled(node)
+		if !done {
+			d.done = false
+		}
+		return true, done
 	}
 	done, err := d.r.hooksAndExit(node, call, d.taskVars(i), d.in.tc, d.opts)
 	if err != nil {
@@ -177,7 +278,7 @@ func (d *dagRun) settled(i int, node v1alpha1.NodeStatus, target bool) bool {
 			d.exitsOK = false
 		}
 	}
-	return true
+	return true, done
 }
 
 // fail records a hook error: the DAG node errors (ctl/dag.go).
@@ -187,20 +288,21 @@ func (d *dagRun) fail(err error) {
 	}
 }
 
-// ready runs task i's dependencies and decides its depends (rule 3.5): false
-// when it must wait, or when it became a placeholder (Omitted, Error).
-func (d *dagRun) ready(i int, name string) bool {
-	for _, dep := range d.info.deps[i] {
-		j, ok := d.info.index[dep]
-		if !ok {
-			d.placeholder(i, name, v1alpha1.NodeError, fmt.Sprintf("task '%s' depends on '%s', which does not exist", d.info.tasks[i].Name, dep))
-			return false
-		}
-		d.executeTask(j, false)
-	}
-	if len(d.info.deps[i]) == 0 {
+// ready decides task i once its dependencies were visited (rule 3.5): false
+// when it must wait, or when it became a placeholder (Omitted, Error). A
+// dependency that is not done stops it without any look-up, which keeps the
+// unstarted tail of a long chain cheap.
+func (d *dagRun) ready(i int) bool {
+	deps := d.info.depIdx[i]
+	if len(deps) == 0 {
 		return true
 	}
+	for _, j := range deps {
+		if !d.ok[j] {
+			return false
+		}
+	}
+	name := d.taskNodeName(d.info.tasks[i].Name)
 	proceed, execute, err := d.evalDepends(i)
 	switch {
 	case err != nil:
@@ -218,7 +320,9 @@ func (d *dagRun) ready(i int, name string) bool {
 func (d *dagRun) placeholder(i int, name string, phase v1alpha1.NodePhase, msg string) {
 	task := &d.info.tasks[i]
 	d.connect(i, name)
-	_, _ = d.r.placeholder(name, taskHolder(task), d.in.tc.scope, d.id, phase, msg)
+	if _, err := d.r.placeholder(name, taskHolder(task), d.in.tc.scope, d.id, phase, msg); err == nil {
+		d.ok[i] = true // a placeholder is done, and has no hooks
+	}
 }
 
 // connect links a new task node under its dependencies' outbound nodes, or
@@ -256,25 +360,26 @@ func (d *dagRun) startTask(i int, name string, task *v1alpha1.DAGTask, exists, t
 		d.runTask(i, name, resolved, "", false, target)
 		return
 	}
-	items, err := loopItems(resolved.WithItems, resolved.WithParam, resolved.WithSequence, resolved.When)
+	e, items, err := d.r.expandLoop(d.in.name, task.Name, resolved.WithItems, resolved.WithParam, resolved.WithSequence, resolved.When)
 	if err != nil {
 		if !exists {
 			d.placeholder(i, name, v1alpha1.NodeError, err.Error())
 		}
 		return
 	}
-	if len(items) == 0 {
+	if len(e.ids) == 0 {
 		if !exists {
 			d.placeholder(i, name, v1alpha1.NodeSkipped, "Skipped, empty params")
 		}
 		return
 	}
-	d.runLoop(i, name, resolved, items, exists, target)
+	d.runLoop(i, name, resolved, e, items, exists, target)
 }
 
 // runLoop runs the iterations of a fanned-out task under its TaskGroup and
-// settles the TaskGroup's phase (rule 2.6).
-func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, items []v1alpha1.Item, exists, target bool) {
+// settles the TaskGroup's phase (rule 2.6). items is nil when the expansion
+// came from the cache; it is listed again only for iterations to create.
+func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loopEntry, items []v1alpha1.Item, exists, target bool) {
 	r := d.r
 	task := &d.info.tasks[i]
 	if !exists {
@@ -287,34 +392,45 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, items [
 	groupID := r.id(name)
 	base := *resolved
 	base.WithItems, base.WithParam, base.WithSequence = nil, "", nil
-	needsItem := base.OnExit != "" || len(base.Hooks) > 0
-	iterIDs := make([]string, 0, len(items))
-	for k, item := range items {
-		iname := iterationName(task.Name, k, item)
-		full := d.taskNodeName(iname)
-		iterIDs = append(iterIDs, r.id(full))
-		_, ex := r.byName(full)
+	plain := base.OnExit == "" && len(base.Hooks) == 0 // iterations need their item only to be created
+	for k := range e.ids {
+		n, ex := r.nodes[e.ids[k]]
+		switch {
+		case ex && plain && fulfilled(n):
+			continue
+		case ex && plain && isLeafType(n.Type):
+			if _, err := r.revisitExisting(n, taskHolder(task), d.in.tc); errors.Is(err, errTimeout) {
+				return
+			}
+			continue
+		}
 		var t *v1alpha1.DAGTask
-		if ex && !needsItem {
+		if ex && plain {
 			c := base
-			c.Name = iname
+			c.Name = e.short[k]
 			t = &c
 		} else {
-			et, err := expandItem(&base, iname, task.Template, item, d.taskVars(i))
+			if items == nil {
+				items, _ = loopItems(resolved.WithItems, resolved.WithParam, resolved.WithSequence, resolved.When)
+			}
+			if k >= len(items) {
+				return
+			}
+			et, err := expandItem(&base, e.short[k], task.Template, items[k], d.taskVars(i))
 			if err != nil {
 				if !ex {
-					_, _ = r.placeholder(full, taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
-					r.addChild(groupID, r.id(full))
+					_, _ = r.placeholder(e.full[k], taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
+					r.addChild(groupID, e.ids[k])
 				}
 				continue
 			}
 			t = et
 		}
-		if stop := d.runTask(i, full, t, groupID, ex, target); stop {
+		if stop := d.runTask(i, e.full[k], t, groupID, ex, target); stop {
 			return
 		}
 	}
-	d.settleTaskGroup(groupID, iterIDs)
+	d.settleTaskGroup(groupID, e.ids)
 	if g := r.nodes[groupID]; fulfilled(g) {
 		d.settled(i, g, target)
 	}
@@ -409,6 +525,10 @@ func resolveTask(t *v1alpha1.DAGTask, v *vars) (*v1alpha1.DAGTask, error) {
 	c := *t
 	c.Arguments = markAbsentArguments(c.Arguments, v)
 	c.Hooks = nil // hook arguments are resolved when the hook runs (rule 9.2)
+	plainItems := !itemsHaveTags(t.WithItems)
+	if plainItems {
+		c.WithItems = nil // a large literal list is not marshalled on every pass
+	}
 	out, err := substitute(v, &c, expr.StrictRefs)
 	if err != nil {
 		return nil, err
@@ -418,6 +538,9 @@ func resolveTask(t *v1alpha1.DAGTask, v *vars) (*v1alpha1.DAGTask, error) {
 		out = &cp
 	}
 	out.Hooks = t.Hooks
+	if plainItems {
+		out.WithItems = t.WithItems
+	}
 	if err := resolveArtifactArgs(&out.Arguments, v); err != nil {
 		return nil, err
 	}

@@ -229,3 +229,49 @@ spec:
 `).run()
 	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{"dc.A": "Pod Failed", "dc.B": "Pod Succeeded"})
 }
+
+// Rule 1.8 [run]: a Retry node's outbound node is its last child, its exit
+// node when it has one, so the next task hangs under the exit node; the DAG
+// walk goes through the attempts and the exit node.
+func TestDAGRetryWithExitHandler(t *testing.T) {
+	d := load(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: dr}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: A, template: flaky, onExit: ok}
+      - {name: B, template: ok, depends: A}
+  - name: flaky
+    retryStrategy: {limit: 1}
+    container: {image: busybox, command: [run]}
+  - name: ok
+    container: {image: busybox, command: [echo, ok]}
+`)
+	n := 0
+	d.respond = func(_ *driver, l Launch) *outcome {
+		if l.Template.Name == "flaky" {
+			n++
+			if n == 1 {
+				return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1}
+			}
+		}
+		return nil
+	}
+	d.run()
+	d.expectExactly(v1alpha1.WorkflowSucceeded, "", map[string]string{
+		"dr":          "DAG Succeeded",
+		"dr.A":        "Retry Succeeded",
+		"dr.A(0)":     "Pod Failed",
+		"dr.A(1)":     "Pod Succeeded",
+		"dr.A.onExit": "Pod Succeeded",
+		"dr.B":        "Pod Succeeded",
+	})
+	eq(t, "A children", d.children("dr.A"), []string{"dr.A(0)", "dr.A(1)", "dr.A.onExit"})
+	eq(t, "B under the exit node", d.children("dr.A.onExit"), []string{"dr.B"})
+	eq(t, "outbound", d.outbound("dr"), []string{"dr.B"})
+}

@@ -10,14 +10,35 @@ import (
 )
 
 // dagInfo is what a pass needs to know about a DAG template's shape; it is
-// computed once per template per pass.
+// computed once per template per pass, or kept in a Memo.
 type dagInfo struct {
 	tasks  []v1alpha1.DAGTask
 	index  map[string]int
 	deps   [][]string // the task names each task depends on
+	depIdx [][]int    // the same, as task indices (-1: no such task)
 	leaves []int      // the tasks no task depends on, sorted by name
 	parsed []*expr.Depends
+	ids    map[string][]string // DAG node name -> node IDs of the tasks
 }
+
+// nodeIDs returns the node IDs of the tasks of the DAG node dagName.
+func (info *dagInfo) nodeIDs(r *run, dagName string) []string {
+	if ids, ok := info.ids[dagName]; ok {
+		return ids
+	}
+	ids := make([]string, len(info.tasks)) // filled on first use (taskID)
+	if info.ids == nil {
+		info.ids = map[string][]string{}
+	}
+	if len(info.ids) < maxCachedDAGNodes {
+		info.ids[dagName] = ids
+	}
+	return ids
+}
+
+// maxCachedDAGNodes bounds the IDs a Memo keeps per DAG template (a DAG
+// called in a large loop has one set per iteration).
+const maxCachedDAGNodes = 64
 
 func (r *run) dagInfo(t *v1alpha1.Template) *dagInfo {
 	if info, ok := r.dags[t]; ok {
@@ -25,16 +46,30 @@ func (r *run) dagInfo(t *v1alpha1.Template) *dagInfo {
 	}
 	tasks := t.DAG.Tasks
 	info := &dagInfo{tasks: tasks, index: make(map[string]int, len(tasks)), deps: make([][]string, len(tasks)),
-		parsed: make([]*expr.Depends, len(tasks))}
+		depIdx: make([][]int, len(tasks)), parsed: make([]*expr.Depends, len(tasks))}
 	for i := range tasks {
 		if _, dup := info.index[tasks[i].Name]; !dup {
 			info.index[tasks[i].Name] = i
 		}
+	}
+	var names []string // one backing array for all the lists
+	var idx []int
+	for i := range tasks {
+		start := len(names)
 		if len(tasks[i].Dependencies) > 0 {
-			info.deps[i] = tasks[i].Dependencies
+			names = append(names, tasks[i].Dependencies...)
 		} else {
-			info.deps[i] = dependsTasks(tasks[i].Depends)
+			names = appendDependsTasks(names, tasks[i].Depends)
 		}
+		info.deps[i] = names[start:len(names):len(names)]
+		for _, dep := range info.deps[i] {
+			j, ok := info.index[dep]
+			if !ok {
+				j = -1
+			}
+			idx = append(idx, j)
+		}
+		info.depIdx[i] = idx[len(idx)-len(info.deps[i]) : len(idx) : len(idx)]
 	}
 	info.leaves = dagLeaves(info)
 	if r.dags == nil {
@@ -92,8 +127,11 @@ func (r *run) dagTargets(dag *v1alpha1.DAGTemplate, info *dagInfo, v *vars) ([]i
 // dependsTasks lists the task names a depends expression mentions, each
 // once, without parsing it fully: operands are names, optionally followed by
 // ".Result" (rule 3.1).
-func dependsTasks(s string) []string {
-	var out []string
+func dependsTasks(s string) []string { return appendDependsTasks(nil, s) }
+
+// appendDependsTasks appends the task names of s to out, each once.
+func appendDependsTasks(out []string, s string) []string {
+	base := len(out)
 	for i := 0; i < len(s); {
 		c := s[i]
 		if !isAlnum(c) {
@@ -111,7 +149,7 @@ func dependsTasks(s string) []string {
 				j++
 			}
 		}
-		if !contains(out, name) {
+		if !contains(out[base:], name) {
 			out = append(out, name)
 		}
 		i = j

@@ -86,8 +86,15 @@
 // finished groups of a steps template are found by binary search; variables
 // of earlier steps are computed only for the tags that name them; a running
 // leaf node is revisited without substitution; node IDs are hashed into a
-// scratch buffer. A Memo kept by the caller across passes spares the
-// per-pass analysis of large templates (DAG shapes, result references).
+// scratch buffer; a DAG's dependencies are walked with an explicit stack and
+// an unstarted task is rejected without a look-up when a dependency is not
+// done; a loop's iterations are expanded again only when its source changes.
+//
+// A Memo kept by the caller across passes (one per workflow, passed in every
+// Snapshot) spares the per-pass analysis of large templates: DAG shapes and
+// task node IDs, result references, templates merged with defaults, loop
+// expansions. It matters: on a 1,000-task DAG chain a pass costs about 8x
+// more without it (see bench_test.go).
 //
 // # Imports
 //

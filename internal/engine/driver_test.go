@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -33,6 +34,7 @@ type outcome struct {
 	running  bool              // reports Running, then nothing (a daemon)
 	deaf     bool              // ignores Launch.Deadline (only a Kill stops it)
 	noExit   bool              // reports no exit code (the main container never ran)
+	arts     []v1alpha1.Artifact
 }
 
 // driver plays controller and runtime around Reconcile: it persists the
@@ -314,7 +316,8 @@ func (d *driver) finished(p *fakePod) (StepResult, bool) {
 			out.Parameters = append(out.Parameters, v1alpha1.Parameter{Name: p.Name, Value: p.ValueFrom.Default, GlobalName: p.GlobalName})
 		}
 	}
-	if out.Result != nil || len(out.Parameters) > 0 {
+	out.Artifacts = o.arts
+	if out.Result != nil || len(out.Parameters) > 0 || len(out.Artifacts) > 0 {
 		res.Outputs = out
 	}
 	return res, true
@@ -529,4 +532,9 @@ func metav1ObjectMeta(name string) metav1.ObjectMeta {
 
 func containerOf(cmd ...string) *corev1.Container {
 	return &corev1.Container{Image: "busybox", Command: cmd}
+}
+
+func ptrIntOrString(s string) *intstr.IntOrString {
+	v := intstr.FromString(s)
+	return &v
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -393,4 +394,27 @@ spec:
 	if !d.wf.Status.FinishedAt.Equal(&exit.FinishedAt) {
 		t.Errorf("workflow finished %v, exit %v", d.wf.Status.FinishedAt, exit.FinishedAt)
 	}
+}
+
+// Rule 9.2: a step's exit handler starts when the step ends, whatever its
+// siblings do.
+func TestExitHandlerDoesNotWaitForSiblings(t *testing.T) {
+	d := load(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: sib}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: slow, template: slow}
+      - {name: quick, template: ok, onExit: ok}
+  - name: slow
+    container: {image: busybox, command: [sleep, "30"]}
+  - name: ok
+    container: {image: busybox, command: [echo, ok]}
+`).run()
+	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{"sib[0].quick.onExit": "Pod Succeeded"})
+	eq(t, "exit started", d.node("sib[0].quick.onExit").StartedAt.Time, t0.Add(time.Second))
 }

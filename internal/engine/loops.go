@@ -109,9 +109,18 @@ func seqInt(v *intstr.IntOrString) (int, error) {
 
 // iterationName is "<name>(<index>:<desc>)" (rule 5.2).
 func iterationName(name string, i int, item v1alpha1.Item) string {
-	desc := strings.NewReplacer("(", "", ")", "").Replace(itemDesc(item))
+	desc := itemDesc(item)
+	if strings.ContainsAny(desc, "()") {
+		desc = noParens.Replace(desc)
+	}
 	return name + "(" + strconv.Itoa(i) + ":" + desc + ")"
 }
+
+// Read-only replacers.
+var (
+	noParens   = strings.NewReplacer("(", "", ")", "")
+	unescapeHT = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
+)
 
 // itemDesc is the text of an item in an iteration name: a string as Argo's
 // Item.String() gives it (JSON-escaped, without the quotes), a number or
@@ -147,15 +156,35 @@ func itemDesc(item v1alpha1.Item) string {
 // itemText is Argo's Item.String(): the JSON text, with the quotes of a
 // string removed (escapes kept) and HTML escapes undone.
 func itemText(raw json.RawMessage) string {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return string(raw)
+	s := string(raw)
+	if !json.Valid(raw) {
+		return s
 	}
-	s := buf.String()
+	if isSpaced(raw) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err == nil {
+			s = buf.String()
+		}
+	}
 	if len(s) >= 2 && s[0] == '"' {
 		s = s[1 : len(s)-1]
 	}
-	return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(s)
+	if strings.Contains(s, `\u00`) {
+		s = unescapeHT.Replace(s)
+	}
+	return s
+}
+
+// isSpaced reports whether JSON text may hold blanks outside strings (it is
+// not compact).
+func isSpaced(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			return true
+		}
+	}
+	return false
 }
 
 func itemMap(item v1alpha1.Item) (map[string]json.RawMessage, error) {
@@ -190,16 +219,77 @@ func itemValueText(raw json.RawMessage) string {
 	return v1alpha1.Item{Value: raw}.String()
 }
 
+// loopEntry is the expansion of one loop: each iteration's short name,
+// full node name and node ID, for the loop source it was computed from.
+type loopEntry struct {
+	key   string
+	short []string
+	full  []string
+	ids   []string
+}
+
+// loopKey is the resolved source of a loop, as text: iterations are
+// computed again only when it changes.
+func loopKey(withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence) string {
+	var b strings.Builder
+	switch {
+	case len(withItems) > 0:
+		b.WriteString("i")
+		for _, it := range withItems {
+			b.WriteByte(0)
+			b.Write(it.Value)
+		}
+	case withParam != "":
+		b.WriteString("p\x00" + withParam)
+	case seq != nil:
+		b.WriteString("s")
+		for _, v := range []*intstr.IntOrString{seq.Start, seq.End, seq.Count} {
+			b.WriteByte(0)
+			if v != nil {
+				b.WriteString(v.String())
+			}
+		}
+		b.WriteString("\x00" + seq.Format)
+	}
+	return b.String()
+}
+
+// expandLoop returns the iterations of a loop of the node parent (a step
+// group or a TaskGroup's DAG): from the cache when the loop's source has not
+// changed, else computed from its items. items is nil on a cache hit.
+func (r *run) expandLoop(parentName, name string, withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence, when string) (*loopEntry, []v1alpha1.Item, error) {
+	key := loopKey(withItems, withParam, seq)
+	ck := parentName + "\x00" + name
+	if e, ok := r.loops[ck]; ok && e.key == key {
+		return e, nil, nil
+	}
+	items, err := loopItems(withItems, withParam, seq, when)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &loopEntry{key: key, short: make([]string, len(items)), full: make([]string, len(items)), ids: make([]string, len(items))}
+	for i, item := range items {
+		e.short[i] = iterationName(name, i, item)
+		e.full[i] = parentName + "." + e.short[i]
+		e.ids[i] = r.id(e.full[i])
+	}
+	if r.loops == nil {
+		r.loops = map[string]*loopEntry{}
+	}
+	r.loops[ck] = e
+	return e, items, nil
+}
+
 // expandStepLoop expands a resolved loop step of a group into its
 // iterations (the direct children of the group, rule 1.7). An empty loop
 // becomes a Skipped placeholder. Iterations that exist are not substituted
 // again unless their hooks need the item.
 func (r *run) expandStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.WorkflowStep, tc tmplCtx, sv *vars, template string) ([]stepChild, error) {
-	items, err := loopItems(s.WithItems, s.WithParam, s.WithSequence, s.When)
+	e, items, err := r.expandLoop(g.Name, s.Name, s.WithItems, s.WithParam, s.WithSequence, s.When)
 	if err != nil {
 		return nil, err
 	}
-	if len(items) == 0 {
+	if len(e.ids) == 0 {
 		if _, ok := r.byName(childName); !ok {
 			n, err := r.placeholder(childName, stepHolder(s), tc.scope, g.BoundaryID, v1alpha1.NodeSkipped, "Skipped, empty params")
 			if err != nil {
@@ -212,22 +302,21 @@ func (r *run) expandStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha
 	base := *s
 	base.WithItems, base.WithParam, base.WithSequence = nil, "", nil
 	needsItem := s.OnExit != "" || len(s.Hooks) > 0
-	out := make([]stepChild, 0, len(items))
-	for i, item := range items {
-		name := iterationName(s.Name, i, item)
-		full := g.Name + "." + name
-		_, exists := r.byName(full)
-		if exists && !needsItem {
-			c := base
-			c.Name = name
-			out = append(out, stepChild{name: full, step: &c, exists: true})
-			continue
+	out := make([]stepChild, len(e.ids))
+	for i := range e.ids {
+		_, exists := r.nodes[e.ids[i]]
+		c := stepChild{name: e.full[i], short: e.short[i], id: e.ids[i], step: &base, exists: exists}
+		if !exists || needsItem {
+			if items == nil {
+				if items, err = loopItems(s.WithItems, s.WithParam, s.WithSequence, s.When); err != nil {
+					return nil, err
+				}
+			}
+			if c.step, err = expandItem(&base, e.short[i], template, items[i], sv); err != nil {
+				return nil, err
+			}
 		}
-		step, err := expandItem(&base, name, template, item, sv)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, stepChild{name: full, step: step, exists: exists})
+		out[i] = c
 	}
 	return out, nil
 }
@@ -373,4 +462,14 @@ func aggregateValues(list []string) string {
 		data, _ = json.Marshal(list)
 	}
 	return string(data)
+}
+
+// itemsHaveTags reports whether some item holds a template tag.
+func itemsHaveTags(items []v1alpha1.Item) bool {
+	for _, it := range items {
+		if bytes.Contains(it.Value, []byte("{{")) {
+			return true
+		}
+	}
+	return false
 }

@@ -600,3 +600,53 @@ func TestDAGLoopVariables(t *testing.T) {
 	eq(t, "use", arg(d.launchOf("dl.use"), "v"), `Succeeded `+tg.ID+` ["gen(0:x)","gen(1:y)"]`)
 	eq(t, "tasks.name", argsOf(d.launchOf("dl.gen(1:y)")), "run gen(1:y)")
 }
+
+// withsequence-nested-result.yaml: a sequence bound by an earlier step's
+// result turns capture on and counts from it.
+func TestSequenceFromResult(t *testing.T) {
+	d := load(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: withsequence-nested-result-
+spec:
+  entrypoint: hello-entrypoint
+  templates:
+    - name: hello-entrypoint
+      steps:
+        - - name: hello-a
+            template: hello
+        - - name: hello-b
+            template: hello-hello
+            withSequence:
+              start: "1"
+              end: "{{steps.hello-a.outputs.result}}"
+    - name: hello-hello
+      steps:
+        - - name: hello-b
+            template: hello
+        - - name: hello-c
+            template: hello
+            withSequence:
+              start: "1"
+              end: "{{steps.hello-b.outputs.result}}"
+    - name: hello
+      script:
+        image: python:alpine3.23
+        command: [python]
+        source: |
+          import random
+          result = random.randint(0,5)
+          print(result)
+`)
+	d.respond = fixed(map[string]*outcome{"hello": {result: str("2")}})
+	d.run()
+	p := "withsequence-nested-result"
+	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{
+		p + "[1].hello-b(0:1)":                 "Steps Succeeded",
+		p + "[1].hello-b(1:2)[1].hello-c(1:2)": "Pod Succeeded",
+	})
+	if !d.launchOf(p + "[0].hello-a").IncludeResult {
+		t.Error("hello-a's result is referenced by a withSequence")
+	}
+}

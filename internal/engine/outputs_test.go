@@ -327,3 +327,76 @@ spec:
 		eq(t, side, param(d.node("conditional-parameter"), "stepresult"), side)
 	}
 }
+
+// Artifacts pass from a step's outputs to a later step's inputs, to the
+// template's outputs, and to status.outputs with a globalName.
+func TestArtifactPassing(t *testing.T) {
+	d := load(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: ap}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: gen, template: gen}
+    - - name: use
+        template: use
+        arguments:
+          artifacts:
+          - {name: in, from: "{{steps.gen.outputs.artifacts.out}}"}
+          - {name: maybe, from: "{{steps.gen.outputs.artifacts.nope}}", optional: true}
+    outputs:
+      artifacts:
+      - {name: final, from: "{{steps.gen.outputs.artifacts.out}}", globalName: final}
+  - name: gen
+    container: {image: busybox, command: [gen]}
+    outputs:
+      artifacts: [{name: out, path: /tmp/out}]
+  - name: use
+    inputs:
+      artifacts:
+      - {name: in, path: /in}
+      - {name: maybe, path: /maybe, optional: true}
+    container: {image: busybox, command: [cat, "{{inputs.artifacts.in.path}}"]}
+`)
+	loc := v1alpha1.ArtifactLocation{S3: &v1alpha1.S3Artifact{Key: "ap/gen/out.tgz"}}
+	d.respond = func(_ *driver, l Launch) *outcome {
+		if l.Template.Name == "gen" {
+			return &outcome{arts: []v1alpha1.Artifact{{Name: "out", Path: "/tmp/out", ArtifactLocation: loc}}}
+		}
+		return nil
+	}
+	d.run()
+	d.expect(v1alpha1.WorkflowSucceeded, "", nil)
+	in := d.launchOf("ap[1].use").Template.Inputs.Artifacts
+	eq(t, "input path", in[0].Path, "/in")
+	eq(t, "input location", in[0].S3, loc.S3)
+	eq(t, "optional absent", in[1].S3 == nil, true)
+	eq(t, "command", argsOf(d.launchOf("ap[1].use")), "cat /in")
+	out := d.node("ap").Outputs.Artifacts
+	eq(t, "template output", out[0].Name, "final")
+	eq(t, "template output location", out[0].S3, loc.S3)
+	eq(t, "global", d.wf.Status.Outputs.Artifacts, []v1alpha1.Artifact{{Name: "final", ArtifactLocation: loc}})
+}
+
+// A required input artifact that is not supplied is an Error.
+func TestArtifactNotSupplied(t *testing.T) {
+	d := load(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: an}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - {name: use, template: use}
+  - name: use
+    inputs:
+      artifacts: [{name: in, path: /in}]
+    container: {image: busybox}
+`).run()
+	d.expect(v1alpha1.WorkflowFailed, "step group deemed errored due to child an[0].use error: inputs.artifacts.in was not supplied", nil)
+}

@@ -49,6 +49,7 @@ type run struct {
 
 	nodeLimitHit bool
 	sawActive    bool // a leaf node still running was seen this pass
+	memoized     bool // caches outlive the pass (Snapshot.Memo)
 	transient    *regexp.Regexp
 	keyBuf       []byte // scratch for node IDs (byName)
 }
@@ -61,6 +62,7 @@ type caches struct {
 	merged     map[*v1alpha1.Template]*v1alpha1.Template
 	dags       map[*v1alpha1.Template]*dagInfo
 	resultRefs map[*v1alpha1.Template]map[string]bool
+	loops      map[string]*loopEntry
 }
 
 // Memo keeps, between Reconcile calls for one workflow, what Reconcile
@@ -153,6 +155,7 @@ func newRun(s Snapshot, now time.Time) *run {
 			m.spec, m.c = &wf.Spec, caches{}
 		}
 		r.caches = &m.c
+		r.memoized = true
 	}
 	r.activePods = -1
 	return r

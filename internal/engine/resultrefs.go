@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -27,12 +29,14 @@ func collectResultRefs(t *v1alpha1.Template) map[string]bool {
 		for i := range g {
 			s := &g[i]
 			visitCall(visit, s.When, s.WithParam, s.Arguments, s.Hooks, s.Inline, s.WithItems)
+			visitSequence(visit, s.WithSequence)
 		}
 	}
 	if t.DAG != nil {
 		for i := range t.DAG.Tasks {
 			k := &t.DAG.Tasks[i]
 			visitCall(visit, k.When, k.WithParam, k.Arguments, k.Hooks, k.Inline, k.WithItems)
+			visitSequence(visit, k.WithSequence)
 		}
 	}
 	for _, p := range t.Outputs.Parameters {
@@ -61,6 +65,17 @@ func visitCall(visit func(string), when, withParam string, args v1alpha1.Argumen
 	}
 	for _, it := range items {
 		visit(string(it.Value))
+	}
+}
+
+func visitSequence(visit func(string), seq *v1alpha1.Sequence) {
+	if seq == nil {
+		return
+	}
+	for _, v := range []*intstr.IntOrString{seq.Start, seq.End, seq.Count} {
+		if v != nil {
+			visit(v.StrVal)
+		}
 	}
 }
 

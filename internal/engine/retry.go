@@ -174,7 +174,7 @@ func (r *run) processRetries(id string, rs *v1alpha1.RetryStrategy, opts *execOp
 		return true, nil
 	}
 	if !last.Phase.Fulfilled() {
-		if isDaemoned(*last) {
+		if isDaemoned(*last) && !isDaemoned(node) {
 			yes := true
 			node.Daemoned = &yes
 			r.put(node)

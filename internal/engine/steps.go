@@ -168,9 +168,27 @@ func (r *run) killStepsDaemons(stepsName string, count int) {
 
 // stepChild is one child of a step group: a step, or one loop iteration.
 type stepChild struct {
-	name   string
+	name   string // node name
+	short  string // the step's (expanded) name, when it differs from step.Name
+	id     string // node ID, when known
 	step   *v1alpha1.WorkflowStep
 	exists bool
+}
+
+func (c *stepChild) holder() holder {
+	h := stepHolder(c.step)
+	if c.short != "" {
+		h.name = c.short
+	}
+	return h
+}
+
+func (c *stepChild) node(r *run) (v1alpha1.NodeStatus, bool) {
+	if c.id != "" {
+		n, ok := r.nodes[c.id]
+		return n, ok
+	}
+	return r.byName(c.name)
 }
 
 // executeStepGroup runs the steps of one group in parallel (ctl/steps.go
@@ -237,28 +255,37 @@ func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv 
 // when the group was settled on the spot (an error, a timeout).
 func (r *run) runStepChild(g v1alpha1.NodeStatus, c stepChild, tc tmplCtx, opts execOpts) bool {
 	if c.exists {
-		if n, ok := r.byName(c.name); ok && fulfilled(n) {
+		n, ok := c.node(r)
+		if ok && fulfilled(n) {
+			return false
+		}
+		if ok && isLeafType(n.Type) {
+			_, err := r.revisitExisting(n, c.holder(), tc)
+			if errors.Is(err, errTimeout) {
+				r.setPhase(g.ID, v1alpha1.NodeFailed, errTimeout.Error())
+				return true
+			}
 			return false
 		}
 	}
 	if !c.exists {
 		ok, err := expr.EvalWhen(c.step.When)
 		if err != nil {
-			if n, perr := r.placeholder(c.name, stepHolder(c.step), tc.scope, opts.boundaryID, v1alpha1.NodeError, err.Error()); perr == nil {
+			if n, perr := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeError, err.Error()); perr == nil {
 				r.addChild(g.ID, n.ID)
 			}
 			r.markError(g.ID, err)
 			return true
 		}
 		if !ok {
-			if n, perr := r.placeholder(c.name, stepHolder(c.step), tc.scope, opts.boundaryID, v1alpha1.NodeSkipped,
+			if n, perr := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeSkipped,
 				fmt.Sprintf("when '%s' evaluated false", c.step.When)); perr == nil {
 				r.addChild(g.ID, n.ID)
 			}
 			return false
 		}
 	}
-	node, err := r.executeTemplate(c.name, stepHolder(c.step), tc, &c.step.Arguments, opts)
+	node, err := r.executeTemplate(c.name, c.holder(), tc, &c.step.Arguments, opts)
 	if node.ID != "" && !c.exists {
 		r.addChild(g.ID, node.ID)
 	}
@@ -280,25 +307,31 @@ func (r *run) runStepChild(g v1alpha1.NodeStatus, c stepChild, tc tmplCtx, opts 
 // sets the group's phase from the children in order (rule 2.3).
 func (r *run) settleGroup(id string, children []stepChild, sv *vars, tc tmplCtx, opts execOpts) (v1alpha1.NodeStatus, error) {
 	g := r.nodes[id]
-	byName := make(map[string]*v1alpha1.WorkflowStep, len(children))
-	for _, c := range children {
-		byName[c.name] = c.step
+	steps := stepIndex(children)
+	hooks := false
+	for i := range children {
+		if stepCall(children[i].step) != nil {
+			hooks = true
+			break
+		}
 	}
 	completed := true
 	for _, cid := range g.Children {
 		child, ok := r.nodes[cid]
 		if !ok {
-			completed = false
+			return g, nil
+		}
+		if !hooks {
+			if !fulfilled(child) {
+				return g, nil // nothing else to do for the others
+			}
 			continue
 		}
-		step := byName[child.Name]
-		done, err := r.hooksAndExit(child, stepCall(step), sv, tc, opts)
+		done, err := r.hooksAndExit(child, stepCall(steps.get(child.Name)), sv, tc, opts)
 		if err != nil {
-			return g, err
+			return r.nodes[id], err
 		}
-		if !done {
-			completed = false
-		}
+		completed = completed && done
 	}
 	if !completed {
 		return r.nodes[id], nil
@@ -306,12 +339,30 @@ func (r *run) settleGroup(id string, children []stepChild, sv *vars, tc tmplCtx,
 	g = r.nodes[id]
 	for _, cid := range g.Children {
 		child := r.nodes[cid]
-		step := byName[child.Name]
-		if child.Phase.FailedOrError() && !continuesOn(step, child.Phase) {
+		if child.Phase.FailedOrError() && !continuesOn(steps.get(child.Name), child.Phase) {
 			return r.setPhase(id, v1alpha1.NodeFailed, fmt.Sprintf("child '%s' failed", cid)), nil
 		}
 	}
 	return r.setPhase(id, v1alpha1.NodeSucceeded), nil
+}
+
+// stepsByName finds the step of a group child by node name; the map is
+// built on first use.
+type stepsByName struct {
+	children []stepChild
+	m        map[string]*v1alpha1.WorkflowStep
+}
+
+func stepIndex(children []stepChild) *stepsByName { return &stepsByName{children: children} }
+
+func (s *stepsByName) get(name string) *v1alpha1.WorkflowStep {
+	if s.m == nil {
+		s.m = make(map[string]*v1alpha1.WorkflowStep, len(s.children))
+		for _, c := range s.children {
+			s.m[c.name] = c.step
+		}
+	}
+	return s.m[name]
 }
 
 func continuesOn(s *v1alpha1.WorkflowStep, phase v1alpha1.NodePhase) bool {
@@ -347,6 +398,10 @@ func resolveStep(s *v1alpha1.WorkflowStep, v *vars) (*v1alpha1.WorkflowStep, err
 	c := *s
 	c.Arguments = markAbsentArguments(c.Arguments, v)
 	c.Hooks = nil // hook arguments are resolved when the hook runs (rule 9.2)
+	plainItems := !itemsHaveTags(s.WithItems)
+	if plainItems {
+		c.WithItems = nil // a large literal list is not marshalled on every pass
+	}
 	out, err := substitute(v, &c, expr.StrictRefs)
 	if err != nil {
 		return nil, err
@@ -356,6 +411,9 @@ func resolveStep(s *v1alpha1.WorkflowStep, v *vars) (*v1alpha1.WorkflowStep, err
 		out = &cp
 	}
 	out.Hooks = s.Hooks
+	if plainItems {
+		out.WithItems = s.WithItems
+	}
 	if err := resolveArtifactArgs(&out.Arguments, v); err != nil {
 		return nil, err
 	}
