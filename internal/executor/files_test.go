@@ -177,7 +177,7 @@ func TestReadOutputParameters(t *testing.T) {
 	  {name: dirdflt, valueFrom: {path: `+dir+`/adir, default: "dd"}},
 	  {name: supplied, valueFrom: {supplied: {}}},
 	  {name: literal, value: "lit"}]}}`)
-	got, err := ReadOutputParameters(tp, dir)
+	got, err := ReadOutputParameters(tp, Paths{WorkDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestReadOutputParameters(t *testing.T) {
 	  {name: a, valueFrom: {path: `+dir+`/missing}},
 	  {name: b, valueFrom: {path: `+dir+`/plain}},
 	  {name: c, valueFrom: {path: `+dir+`/adir}}]}}`)
-	got, err = ReadOutputParameters(bad, dir)
+	got, err = ReadOutputParameters(bad, Paths{WorkDir: dir})
 	wantErr := `output parameter "a": open ` + dir + `/missing: no such file or directory; output parameter "c": ` + dir + `/adir is a directory`
 	if err == nil || err.Error() != wantErr {
 		t.Errorf("err = %v\nwant  %s", err, wantErr)
@@ -214,7 +214,7 @@ func TestReadOutputParameters(t *testing.T) {
 	if len(got) != 3 || got[1].Value == nil || got[1].Value.String() != "value" {
 		t.Errorf("the readable parameter was lost: %+v", got)
 	}
-	if got, err := ReadOutputParameters(parseTemplate(t, `{name: t, container: {image: x}}`), dir); got != nil || err != nil {
+	if got, err := ReadOutputParameters(parseTemplate(t, `{name: t, container: {image: x}}`), Paths{WorkDir: dir}); got != nil || err != nil {
 		t.Errorf("no outputs: %v %v", got, err)
 	}
 }
@@ -244,5 +244,17 @@ func TestWriteRawArtifacts(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: err = %v, want %q", src, err, want)
 		}
+	}
+}
+
+func TestPathsResolve(t *testing.T) {
+	p := Paths{WorkDir: "/w", Tmp: "/s/tmp"}
+	for in, want := range map[string]string{"out.txt": "/w/out.txt", "/tmp/a/b": "/s/tmp/a/b", "/tmp": "/s/tmp", "/tmpx/a": "/tmpx/a", "/etc/x": "/etc/x"} {
+		if got := p.Resolve(in); got != want {
+			t.Errorf("Resolve(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := (Paths{}).Resolve("/tmp/a"); got != "/tmp/a" {
+		t.Errorf("no private tmp: %q", got)
 	}
 }

@@ -1,8 +1,10 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +32,7 @@ const MaxParameter = 16 << 20
 //
 // The result is a copy; tmpl is not modified. The error, if any, names every
 // parameter that failed.
-func ReadOutputParameters(tmpl *v1alpha1.Template, workDir string) ([]v1alpha1.Parameter, error) {
+func ReadOutputParameters(tmpl *v1alpha1.Template, paths Paths) ([]v1alpha1.Parameter, error) {
 	if tmpl == nil || len(tmpl.Outputs.Parameters) == 0 {
 		return nil, nil
 	}
@@ -41,17 +43,18 @@ func ReadOutputParameters(tmpl *v1alpha1.Template, workDir string) ([]v1alpha1.P
 		if p.ValueFrom == nil || p.ValueFrom.Path == "" {
 			continue
 		}
-		path := p.ValueFrom.Path
-		if !filepath.IsAbs(path) && workDir != "" {
-			path = filepath.Join(workDir, path)
-		}
-		value, err := readParameterFile(path)
+		value, err := readParameterFile(paths.Resolve(p.ValueFrom.Path))
 		switch {
 		case err == nil:
 			out[i].Value = v1alpha1.AnyStringPtr(strings.TrimSuffix(value, "\n"))
 		case p.ValueFrom.Default != nil:
 			out[i].Value = v1alpha1.AnyStringPtr(p.ValueFrom.Default.String())
 		default:
+			// Name the path as the step saw it, not where it lies on the host.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = &fs.PathError{Op: pe.Op, Path: p.ValueFrom.Path, Err: pe.Err}
+			}
 			problems = append(problems, fmt.Sprintf("output parameter %q: %v", p.Name, err))
 		}
 	}
@@ -82,4 +85,48 @@ func readParameterFile(path string) (string, error) {
 		return "", fmt.Errorf("%s is larger than %d bytes", path, MaxParameter)
 	}
 	return string(data), nil
+}
+
+// Paths says where a step's paths are on the host: relative paths are under
+// WorkDir, and when the step had a private /tmp, paths under /tmp are under Tmp.
+type Paths struct {
+	WorkDir string
+	Tmp     string
+}
+
+// Resolve returns where path, as the step saw it, is on the host.
+func (p Paths) Resolve(path string) string {
+	if !filepath.IsAbs(path) {
+		if p.WorkDir == "" {
+			return path
+		}
+		return filepath.Join(p.WorkDir, path)
+	}
+	if p.Tmp != "" {
+		clean := filepath.Clean(path)
+		if clean == "/tmp" {
+			return p.Tmp
+		}
+		if rest, ok := strings.CutPrefix(clean, "/tmp/"); ok {
+			return filepath.Join(p.Tmp, rest)
+		}
+	}
+	return path
+}
+
+// UsesTmp reports whether the template reads an output from under /tmp,
+// where steps running side by side on one host would overwrite each other.
+func UsesTmp(tmpl *v1alpha1.Template) bool {
+	under := func(p string) bool { return p == "/tmp" || strings.HasPrefix(filepath.Clean(p), "/tmp/") }
+	for _, p := range tmpl.Outputs.Parameters {
+		if p.ValueFrom != nil && under(p.ValueFrom.Path) {
+			return true
+		}
+	}
+	for _, a := range tmpl.Outputs.Artifacts {
+		if under(a.Path) {
+			return true
+		}
+	}
+	return false
 }

@@ -34,7 +34,21 @@ func TestMain(m *testing.M) {
 			os.Exit(rssProbe(os.Args[2:]))
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
+}
+
+// runTests keeps the tests' temporary directories out of /tmp: a step that
+// reads an output from /tmp gets a /tmp of its own, so a test directory
+// shared with a step must lie elsewhere.
+func runTests(m *testing.M) int {
+	if os.Getenv("TMPDIR") == "" {
+		dir, err := os.MkdirTemp("/var/tmp", "braid-local-test-")
+		if err == nil {
+			defer os.RemoveAll(dir)
+			os.Setenv("TMPDIR", dir)
+		}
+	}
+	return m.Run()
 }
 
 // harness is a Runtime whose events are sorted by run, so that parallel

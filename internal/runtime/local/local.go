@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -72,6 +73,9 @@ type Runtime struct {
 	devNull  *os.File
 	basePath string // PATH of Environ
 	paths    executor.PathCache
+	// privateTmp: this process may give steps a /tmp of their own (it is
+	// root and mount(8) exists).
+	privateTmp bool
 
 	events *queue
 	wg     sync.WaitGroup // one per Start in progress and per step process
@@ -133,6 +137,7 @@ func New(cfg Config) (*Runtime, error) {
 		shims:    make(map[string]*shim),
 	}
 	rt.basePath = envValue(cfg.Environ, "PATH")
+	rt.privateTmp = canPrivateTmp()
 	if err := os.MkdirAll(rt.runsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
@@ -299,4 +304,14 @@ func (rt *Runtime) fail(s *step, phase v1alpha1.NodePhase, msg string) {
 	rt.finish(s, runtime.StepEvent{
 		RunID: s.id, NodeID: s.nodeID, Phase: phase, Message: msg, StartedAt: now, FinishedAt: now,
 	})
+}
+
+// canPrivateTmp reports whether steps can get a private /tmp: binding a
+// directory over /tmp in a new mount namespace needs root and mount(8).
+func canPrivateTmp() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	_, err := exec.LookPath("mount")
+	return err == nil
 }

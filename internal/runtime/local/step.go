@@ -85,6 +85,9 @@ func (rt *Runtime) launch(s *step, run runtime.Run) {
 		Files: []*os.File{rt.devNull, stdout, logf},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
+	if p.unshare {
+		attr.Sys.Unshareflags = syscall.CLONE_NEWNS
+	}
 
 	s.mu.Lock()
 	if s.killReason != "" {
@@ -127,6 +130,10 @@ type prepared struct {
 	argv    []string
 	env     []string
 	workDir string
+	// tmp is the step's private /tmp on the host, when it has one.
+	tmp string
+	// unshare starts the step in a new mount namespace.
+	unshare bool
 }
 
 // prepare stages the script and input artifacts, and resolves the command,
@@ -173,7 +180,28 @@ func (rt *Runtime) prepare(s *step, run runtime.Run) (prepared, error) {
 	if err := executor.WriteRawArtifacts(tmpl, workDir); err != nil {
 		return prepared{}, err
 	}
-	return prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: workDir}, nil
+	p := prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: workDir}
+	if rt.privateTmp && executor.UsesTmp(tmpl) {
+		if err := rt.withPrivateTmp(s, &p); err != nil {
+			return prepared{}, err
+		}
+	}
+	return p, nil
+}
+
+// withPrivateTmp gives a step that reads its outputs from /tmp a /tmp of its
+// own, so that steps running side by side do not overwrite each other's
+// files: the step starts in a new mount namespace (Go makes / private in
+// it), and a shell binds the step's directory over /tmp before it execs
+// the command. Full isolation of every step is the sandbox's job.
+func (rt *Runtime) withPrivateTmp(s *step, p *prepared) error {
+	p.tmp = filepath.Join(s.dir, "tmp")
+	if err := os.MkdirAll(p.tmp, 0o1777); err != nil {
+		return fmt.Errorf("private /tmp: %w", err)
+	}
+	p.argv = append([]string{"/bin/sh", "-c", `mount --bind "$0" /tmp && exec "$@"`, p.tmp}, p.argv...)
+	p.unshare = true
+	return nil
 }
 
 // wait waits for the process, ends its group, collects the outputs and
@@ -229,7 +257,7 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 	if tail != nil {
 		out.Result = ptr(tail.Result())
 	}
-	params, perr := executor.ReadOutputParameters(run.Template, p.workDir)
+	params, perr := executor.ReadOutputParameters(run.Template, executor.Paths{WorkDir: p.workDir, Tmp: p.tmp})
 	out.Parameters = params
 	ev.Outputs = out
 	switch {
