@@ -199,7 +199,24 @@ func (rt *Runtime) withPrivateTmp(s *step, p *prepared) error {
 	if err := os.MkdirAll(p.tmp, 0o1777); err != nil {
 		return fmt.Errorf("private /tmp: %w", err)
 	}
-	p.argv = append([]string{"/bin/sh", "-c", `mount --bind "$0" /tmp && exec "$@"`, p.tmp}, p.argv...)
+	// When the step's own directory (its script, its log, its default
+	// working directory) lies under /tmp, it is bound back at the same path
+	// inside the private /tmp before that one covers the host's.
+	keep := s.dir
+	back := filepath.Join(p.tmp, "keep")
+	if rel, ok := strings.CutPrefix(s.dir, "/tmp/"); ok {
+		back = filepath.Join(p.tmp, rel)
+		if err := os.MkdirAll(back, 0o755); err != nil {
+			return fmt.Errorf("private /tmp: %w", err)
+		}
+	} else {
+		keep = back // nothing to keep: bind the mount point onto itself
+		if err := os.MkdirAll(back, 0o755); err != nil {
+			return fmt.Errorf("private /tmp: %w", err)
+		}
+	}
+	const shim = `mount --bind "$1" "$2" && mount --rbind "$0" /tmp && shift 2 && exec "$@"`
+	p.argv = append([]string{"/bin/sh", "-c", shim, p.tmp, keep, back}, p.argv...)
 	p.unshare = true
 	return nil
 }

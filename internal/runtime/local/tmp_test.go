@@ -48,3 +48,34 @@ outputs:
 		t.Errorf("the host's %s was written: %v", path, err)
 	}
 }
+
+// With the data directory itself under /tmp, the step still finds its
+// staged script and its working directory inside its private /tmp.
+func TestPrivateTmpWithDataDirUnderTmp(t *testing.T) {
+	if !canPrivateTmp() {
+		t.Skip("needs root and mount(8)")
+	}
+	dir, err := os.MkdirTemp("/tmp", "braid-datadir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	rt := newRuntime(t, func(c *Config) { c.DataDir = dir })
+	ev := final(runToEnd(t, rt, newRun(tmpl(t, `
+name: s
+script:
+  image: busybox
+  command: [sh]
+  source: "pwd > /tmp/where; echo hi > rel.txt"
+outputs:
+  parameters:
+  - {name: where, valueFrom: {path: /tmp/where}}
+  - {name: rel, valueFrom: {path: rel.txt}}
+`))))
+	if ev.Phase != "Succeeded" {
+		t.Fatalf("%s: %s", ev.Phase, ev.Message)
+	}
+	if got := string(*ev.Outputs.Parameters[1].Value); got != "hi" {
+		t.Fatalf("rel = %q", got)
+	}
+}
