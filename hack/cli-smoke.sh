@@ -12,6 +12,10 @@ grep -q '"errors": \[\]' <<<"$out" || fail "lint -o json should report no errors
 
 bad=$(mktemp -d)
 trap 'rm -rf "$bad"' EXIT
+out=$("$bin" run --data-dir "$bad/home" examples/hello-world.yaml) || fail "run of hello-world should succeed: $out"
+grep -q 'Status: *Succeeded' <<<"$out" || fail "run should print the final status: $out"
+phase=$("$bin" run --data-dir "$bad/home" -o json examples/diamond.yaml 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["phase"])')
+[ "$phase" = Succeeded ] || fail "run -o json of diamond: phase $phase"
 cat >"$bad/bad.yaml" <<'YAML'
 apiVersion: argoproj.io/v1alpha1
 kind: Workflow
