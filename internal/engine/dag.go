@@ -507,44 +507,9 @@ func (d *dagRun) runTask(i int, full string, t *v1alpha1.DAGTask, groupID string
 // resolveTask substitutes a task's references, as resolveStep does for a
 // step (rule 4.1).
 func resolveTask(t *v1alpha1.DAGTask, v *vars) (*v1alpha1.DAGTask, error) {
-	if t.When != "" {
-		w, err := v.replace(t.When, expr.StrictRefs)
-		if err != nil {
-			return nil, err
-		}
-		ok, werr := expr.EvalWhen(w)
-		if werr == nil && !ok {
-			c := *t
-			c.When = w
-			return &c, nil
-		}
-		if werr != nil && !isLoopTask(t) {
-			return nil, werr
-		}
-	}
-	c := *t
-	c.Arguments = markAbsentArguments(c.Arguments, v)
-	c.Hooks = nil // hook arguments are resolved when the hook runs (rule 9.2)
-	plainItems := !itemsHaveTags(t.WithItems)
-	if plainItems {
-		c.WithItems = nil // a large literal list is not marshalled on every pass
-	}
-	out, err := substitute(v, &c, expr.StrictRefs)
-	if err != nil {
-		return nil, err
-	}
-	if out == &c {
-		cp := c
-		out = &cp
-	}
-	out.Hooks = t.Hooks
-	if plainItems {
-		out.WithItems = t.WithItems
-	}
-	if err := resolveArtifactArgs(&out.Arguments, v); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return resolveCall(t, func(x *v1alpha1.DAGTask) callFields {
+		return callFields{when: &x.When, args: &x.Arguments, hooks: &x.Hooks, items: &x.WithItems, loop: isLoopTask(x)}
+	}, v)
 }
 
 func isLoopTask(t *v1alpha1.DAGTask) bool {

@@ -376,31 +376,51 @@ func continueOnPhase(c v1alpha1.ContinueOn, phase v1alpha1.NodePhase) bool {
 	return (phase == v1alpha1.NodeError && c.Error) || (phase == v1alpha1.NodeFailed && c.Failed)
 }
 
-// resolveStep substitutes a step's references (rule 4.1): the when first,
-// strictly for steps./tasks.; when it is already false the rest is left
-// alone. Otherwise the whole step, then its artifact arguments.
+// resolveStep substitutes a step's references (rule 4.1).
 func resolveStep(s *v1alpha1.WorkflowStep, v *vars) (*v1alpha1.WorkflowStep, error) {
-	if s.When != "" {
-		w, err := v.replace(s.When, expr.StrictRefs)
+	return resolveCall(s, func(x *v1alpha1.WorkflowStep) callFields {
+		return callFields{when: &x.When, args: &x.Arguments, hooks: &x.Hooks, items: &x.WithItems, loop: isLoopStep(x)}
+	}, v)
+}
+
+// callFields points into a step or a task at what reference resolution touches.
+type callFields struct {
+	when  *string
+	args  *v1alpha1.Arguments
+	hooks *v1alpha1.LifecycleHooks
+	items *[]v1alpha1.Item
+	loop  bool
+}
+
+// resolveCall substitutes the references of a step or a task (rule 4.1):
+// the when first, strictly for steps./tasks.; when it is already false the
+// rest is left alone. Otherwise the whole call, then its artifact arguments.
+// Hooks are resolved when they run (rule 9.2), and a literal withItems list
+// is not marshalled on every pass.
+func resolveCall[T any](orig *T, fields func(*T) callFields, v *vars) (*T, error) {
+	of := fields(orig)
+	if *of.when != "" {
+		w, err := v.replace(*of.when, expr.StrictRefs)
 		if err != nil {
 			return nil, err
 		}
 		ok, werr := expr.EvalWhen(w)
 		if werr == nil && !ok {
-			c := *s
-			c.When = w
+			c := *orig
+			*fields(&c).when = w
 			return &c, nil
 		}
-		if werr != nil && !isLoopStep(s) {
+		if werr != nil && !of.loop {
 			return nil, werr
 		}
 	}
-	c := *s
-	c.Arguments = markAbsentArguments(c.Arguments, v)
-	c.Hooks = nil // hook arguments are resolved when the hook runs (rule 9.2)
-	plainItems := !itemsHaveTags(s.WithItems)
+	c := *orig
+	cf := fields(&c)
+	*cf.args = markAbsentArguments(*cf.args, v)
+	*cf.hooks = nil
+	plainItems := !itemsHaveTags(*of.items)
 	if plainItems {
-		c.WithItems = nil // a large literal list is not marshalled on every pass
+		*cf.items = nil
 	}
 	out, err := substitute(v, &c, expr.StrictRefs)
 	if err != nil {
@@ -410,11 +430,12 @@ func resolveStep(s *v1alpha1.WorkflowStep, v *vars) (*v1alpha1.WorkflowStep, err
 		cp := c
 		out = &cp
 	}
-	out.Hooks = s.Hooks
+	outf := fields(out)
+	*outf.hooks = *of.hooks
 	if plainItems {
-		out.WithItems = s.WithItems
+		*outf.items = *of.items
 	}
-	if err := resolveArtifactArgs(&out.Arguments, v); err != nil {
+	if err := resolveArtifactArgs(outf.args, v); err != nil {
 		return nil, err
 	}
 	return out, nil
