@@ -1,4 +1,3 @@
-// Command braid runs Argo Workflows specs: on one machine, or on Kubernetes.
 package main
 
 import (

@@ -1,5 +1,3 @@
-// Package version holds braid's build information. The Makefile sets the
-// values with -ldflags; a plain `go build` reports "dev".
 package version
 
 import (

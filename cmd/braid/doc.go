@@ -1,0 +1,2 @@
+// Command braid runs Argo Workflows specs: on one machine, or on Kubernetes.
+package main

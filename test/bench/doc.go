@@ -1,0 +1,11 @@
+// Command bench runs the same graphs of `true` commands under braid and under
+// GNU make, side by side, and prints the wall times, their ratio and braid's
+// peak RSS. Workloads:
+//
+//	W1: a 1,000-step sequential chain
+//	W2: one source, 2,000 parallel tasks, one sink
+//	W5: a 2,000-node diamond lattice, 100 layers of 20
+//
+// Each measurement is repeated -runs times and the median is reported, since
+// these machines are noisy. Usage: go run ./test/bench -braid bin/braid
+package main
