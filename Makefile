@@ -25,9 +25,10 @@ build:
 ## test: every test, after starting what the tests need (hack/test-deps.sh).
 test: vet fmt-check verify-generated
 	./hack/test-deps.sh
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
+	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
 
 vet:
 	$(GO) vet ./...
