@@ -113,6 +113,7 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 			r.failForNodeLimit()
 		}
 		r.keepGoing()
+		r.setProgress()
 	}
 	return r.result(), nil
 }
