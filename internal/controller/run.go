@@ -146,6 +146,9 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 	select {
 	case ev := <-d.c.rt.Events():
 		d.record(ev)
+		if !ev.Phase.Completed() {
+			d.settle(ctx)
+		}
 	case <-timeout:
 	case s := <-d.req.Shutdown:
 		d.shutdown(s)
@@ -154,6 +157,29 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 	}
 	d.drain()
 	return nil
+}
+
+// runningGrace is how long a lone "started" report waits for the step's
+// final one: a short step then costs one reconcile and one write, not two.
+const runningGrace = 3 * time.Millisecond
+
+// settle waits up to runningGrace for a final event after a Running one.
+func (d *driver) settle(ctx context.Context) {
+	t := time.NewTimer(runningGrace)
+	defer t.Stop()
+	for {
+		select {
+		case ev := <-d.c.rt.Events():
+			d.record(ev)
+			if ev.Phase.Completed() {
+				return
+			}
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // drain records every event that is already waiting, so that one reconcile
