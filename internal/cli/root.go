@@ -58,7 +58,8 @@ func newRoot(s streams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(s), newLintCommand(s), newRunCommand(s))
+	root.AddCommand(newVersionCommand(s), newLintCommand(s), newRunCommand(s),
+		newListCommand(s), newGetCommand(s), newDeleteCommand(s), newLogsCommand(s))
 	root.AddCommand(newBuiltinCommands(s)...)
 	return root
 }

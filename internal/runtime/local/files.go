@@ -147,3 +147,10 @@ func writeShims(dir string, aliases map[string][]string) error {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// LogPath is where the log of a step is kept under dataDir, for readers that
+// do not run steps (braid logs in direct mode).
+func LogPath(dataDir, namespace, workflow, pod string) string {
+	rt := &Runtime{runsDir: filepath.Join(dataDir, "runs")}
+	return filepath.Join(rt.stepDir(runtime.Run{Namespace: namespace, Workflow: workflow, PodName: pod}), logFile)
+}
