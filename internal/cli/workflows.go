@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
@@ -150,7 +152,7 @@ func newDeleteCommand(s streams) *cobra.Command {
 
 func newLogsCommand(s streams) *cobra.Command {
 	var f directFlags
-	var noColor bool
+	var noColor, follow bool
 	cmd := &cobra.Command{
 		Use:   "logs WORKFLOW [POD]",
 		Short: "View the logs of a workflow's steps, kept after they end",
@@ -169,17 +171,96 @@ func newLogsCommand(s streams) *cobra.Command {
 			if len(args) == 2 {
 				pod = args[1]
 			}
-			return writeLogs(s, cfg.DataDir, wf, pod, !noColor && isTerminal(s.out))
+			color := !noColor && isTerminal(s.out)
+			if follow {
+				return followLogs(cmd, s, st, cfg.DataDir, wf, pod, color)
+			}
+			return writeLogs(s, cfg.DataDir, wf, pod, color)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "disable colorized output")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines until the workflow ends")
 	return cmd
+}
+
+// followLogs prints each pod's log as it grows, and the logs of pods that
+// start later, until the workflow is complete and every log is read.
+func followLogs(cmd *cobra.Command, s streams, st *sqlite.Store, dataDir string, wf *v1alpha1.Workflow, only string, color bool) error {
+	offsets := map[string]int64{}
+	for {
+		done := wf.Status.Phase.Completed()
+		for _, n := range podsInOrder(wf) {
+			pod := printer.PodName(wf, &n)
+			if only != "" && pod != only && n.ID != only {
+				continue
+			}
+			off, err := tailPodLog(s, local.LogPath(dataDir, wf.Namespace, wf.Name, pod), pod, offsets[pod], done || n.Phase.Completed(), color)
+			if err != nil {
+				return err
+			}
+			offsets[pod] = off
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-cmd.Context().Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+		next, err := getWorkflow(cmd, st, wf.Namespace, wf.Name)
+		if err != nil {
+			return err
+		}
+		wf = next
+	}
+}
+
+// tailPodLog prints the lines of path after offset and returns the offset
+// after the last line printed. An unfinished last line is printed only when
+// final; otherwise it waits for the next round.
+func tailPodLog(s streams, path, pod string, offset int64, final, color bool) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return offset, nil
+	}
+	if err != nil {
+		return offset, &exitError{code: 1, err: err}
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return offset, &exitError{code: 1, err: err}
+	}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil && (!final || line == "") {
+			return offset, nil
+		}
+		offset += int64(len(line))
+		fmt.Fprintln(s.out, printer.LogLine(pod, strings.TrimRight(line, "\r\n"), color))
+	}
 }
 
 // writeLogs prints the kept logs of the workflow's pods, in the order they
 // started, each line prefixed by its pod name.
 func writeLogs(s streams, dataDir string, wf *v1alpha1.Workflow, only string, color bool) error {
+	nodes := podsInOrder(wf)
+	for i := range nodes {
+		pod := printer.PodName(wf, &nodes[i])
+		if only != "" && pod != only && nodes[i].ID != only {
+			continue
+		}
+		if _, err := tailPodLog(s, local.LogPath(dataDir, wf.Namespace, wf.Name, pod), pod, 0, true, color); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// podsInOrder lists the workflow's pod nodes in the order they started.
+func podsInOrder(wf *v1alpha1.Workflow) []v1alpha1.NodeStatus {
 	var nodes []v1alpha1.NodeStatus
 	for _, n := range wf.Status.Nodes {
 		if n.Type == v1alpha1.NodeTypePod {
@@ -196,33 +277,7 @@ func writeLogs(s streams, dataDir string, wf *v1alpha1.Workflow, only string, co
 		}
 		return a.ID < b.ID
 	})
-	for i := range nodes {
-		pod := printer.PodName(wf, &nodes[i])
-		if only != "" && pod != only && nodes[i].ID != only {
-			continue
-		}
-		if err := writePodLog(s, local.LogPath(dataDir, wf.Namespace, wf.Name, pod), pod, color); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writePodLog(s streams, path, pod string, color bool) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // the step never started
-	}
-	if err != nil {
-		return &exitError{code: 1, err: err}
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		fmt.Fprintln(s.out, printer.LogLine(pod, strings.TrimRight(sc.Text(), "\r"), color))
-	}
-	return sc.Err()
+	return nodes
 }
 
 func writeYAML(s streams, v any) error {

@@ -46,6 +46,7 @@ spec:
 		{[]string{"get", "kept"}, 0, "✔ hello"},
 		{[]string{"get", "kept", "-o", "json"}, 0, `"phase": "Succeeded"`},
 		{[]string{"logs", "kept"}, 0, ": kept after the step"},
+		{[]string{"logs", "kept", "--follow"}, 0, ": kept after the step"},
 		{[]string{"get", "nope"}, 1, `workflows.argoproj.io "nope" not found`},
 		{[]string{"delete", "kept"}, 0, "Workflow 'kept' deleted"},
 		{[]string{"list"}, 0, "No workflows found"},
