@@ -59,7 +59,7 @@ func newRoot(s streams) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand(s), newLintCommand(s), newRunCommand(s),
-		newListCommand(s), newGetCommand(s), newDeleteCommand(s), newLogsCommand(s))
+		newListCommand(s), newGetCommand(s), newDeleteCommand(s), newLogsCommand(s), newServerCommand(s))
 	root.AddCommand(newBuiltinCommands(s)...)
 	return root
 }

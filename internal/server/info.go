@@ -1,0 +1,39 @@
+package server
+
+import (
+	"context"
+	"runtime"
+	"strings"
+
+	"github.com/braidwf/braid/internal/version"
+	"github.com/braidwf/braid/pkg/apiclient/info"
+)
+
+type infoServer struct {
+	info.UnimplementedInfoServiceServer
+	version          version.Info
+	managedNamespace string
+}
+
+func (s *infoServer) GetInfo(context.Context, *info.GetInfoRequest) (*info.InfoResponse, error) {
+	return &info.InfoResponse{
+		ManagedNamespace: s.managedNamespace,
+		Modals:           map[string]bool{"feedback": false, "firstTimeUser": false, "newVersion": false},
+	}, nil
+}
+
+func (s *infoServer) GetVersion(context.Context, *info.GetVersionRequest) (*info.Version, error) {
+	v := s.version
+	out := &info.Version{
+		Version:   v.Version,
+		BuildDate: v.BuildDate,
+		GitCommit: v.GitCommit,
+		GoVersion: v.GoVersion,
+		Compiler:  runtime.Compiler,
+		Platform:  v.Platform,
+	}
+	if strings.HasPrefix(v.Version, "v") {
+		out.GitTag = v.Version
+	}
+	return out, nil
+}

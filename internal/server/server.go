@@ -1,0 +1,274 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/soheilhy/cmux"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/internal/version"
+	"github.com/braidwf/braid/pkg/apiclient/info"
+	"github.com/braidwf/braid/pkg/apiclient/workflow"
+)
+
+// Store is what the server needs from a store (internal/store/sqlite.Store
+// satisfies it).
+type Store interface {
+	Get(ctx context.Context, kind store.Kind, namespace, name string) (store.Object, error)
+	List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error)
+	Create(ctx context.Context, obj store.Object) error
+	Delete(ctx context.Context, kind store.Kind, namespace, name string) error
+}
+
+// Compile-time guards.
+var (
+	_ Store                          = (*sqlite.Store)(nil)
+	_ workflow.WorkflowServiceServer = (*workflowServer)(nil)
+	_ info.InfoServiceServer         = (*infoServer)(nil)
+)
+
+// DefaultMaxRequestBytes bounds a request body (REST) or message (gRPC).
+const DefaultMaxRequestBytes = 16 << 20
+
+// Options configure a Server.
+type Options struct {
+	Store  Store
+	Logger *slog.Logger // nil: discard
+	// Version is reported by GetVersion and in the Argo-Version header;
+	// zero: version.Get().
+	Version version.Info
+	// ManagedNamespace is reported by GetInfo ("" when the server serves
+	// every namespace).
+	ManagedNamespace string
+	// MaxRequestBytes bounds request bodies; 0: DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// ShutdownTimeout bounds a graceful stop; 0: 5s.
+	ShutdownTimeout time.Duration
+}
+
+// Server serves the API. Create it with New and run it with Serve.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	grpc    *grpc.Server
+	http    http.Handler
+	serving atomic.Bool
+}
+
+// New builds a Server: it registers the gRPC services and the REST gateway.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("server: Options.Store is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == (version.Info{}) {
+		opts.Version = version.Get()
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 5 * time.Second
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+
+	wfs := &workflowServer{store: opts.Store, log: opts.Logger}
+	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
+
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(int(opts.MaxRequestBytes)),
+		grpc.ChainUnaryInterceptor(s.versionHeader),
+	)
+	workflow.RegisterWorkflowServiceServer(s.grpc, wfs)
+	info.RegisterInfoServiceServer(s.grpc, infos)
+
+	gw := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &compactJSONPb{runtime.JSONPb{
+			// Argo encodes responses with encoding/json on types without
+			// omitempty (Version, InfoResponse): emit every field.
+			MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+		}}),
+		runtime.WithErrorHandler(errorHandler),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
+			w.Header().Set("Grpc-Metadata-Argo-Version", opts.Version.Version)
+			return nil
+		}),
+	)
+	ctx := context.Background()
+	if err := workflow.RegisterWorkflowServiceHandlerServer(ctx, gw, wfs); err != nil {
+		return nil, fmt.Errorf("server: register workflow gateway: %w", err)
+	}
+	if err := info.RegisterInfoServiceHandlerServer(ctx, gw, infos); err != nil {
+		return nil, fmt.Errorf("server: register info gateway: %w", err)
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !s.serving.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	limit := opts.MaxRequestBytes
+	mux.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		gw.ServeHTTP(w, r)
+	}))
+	s.http = mux
+	return s, nil
+}
+
+// Handler returns the HTTP/1.1 side (REST, /healthz, /readyz) on its own,
+// for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.http }
+
+// Serve serves gRPC and HTTP/1.1 on l until ctx ends, then stops gracefully
+// (bounded by Options.ShutdownTimeout) and closes l. It returns nil after a
+// stop caused by ctx, or the error that stopped it.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	m := cmux.New(l)
+	grpcL := m.MatchWithWriters(cmux.HTTP2MatchHeaderFieldSendSettings("content-type", "application/grpc"))
+	httpL := m.Match(cmux.Any())
+	hs := &http.Server{Handler: s.http, ReadHeaderTimeout: 30 * time.Second}
+
+	errc := make(chan error, 3)
+	go func() { errc <- fmt.Errorf("grpc: %w", s.grpc.Serve(grpcL)) }()
+	go func() { errc <- fmt.Errorf("http: %w", hs.Serve(httpL)) }()
+	go func() { errc <- fmt.Errorf("cmux: %w", m.Serve()) }()
+	s.serving.Store(true)
+	s.log.Info("serving", "address", l.Addr().String())
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	s.serving.Store(false)
+
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-sctx.Done():
+		s.grpc.Stop()
+	}
+	m.Close()
+	_ = l.Close()
+	return err
+}
+
+func (s *Server) versionHeader(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	_ = grpc.SetHeader(ctx, metadata.Pairs("argo-version", s.opts.Version.Version))
+	return h(ctx, req)
+}
+
+// compactJSONPb is the gateway's JSON marshaler with protojson's deliberately
+// unstable whitespace removed, so that responses are byte-stable compact JSON
+// like argo-server's. Object keys come out sorted (google.protobuf.Struct is a
+// map), which JSON clients do not see.
+type compactJSONPb struct {
+	runtime.JSONPb
+}
+
+func (m *compactJSONPb) Marshal(v any) ([]byte, error) {
+	b, err := m.JSONPb.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b, nil // not expected; protojson's own output is still valid JSON
+	}
+	return buf.Bytes(), nil
+}
+
+// httpStatus maps a gRPC code to the HTTP status argo-server uses (ARGO-API §3.4).
+func httpStatus(c codes.Code) int {
+	switch c {
+	case codes.OK:
+		return http.StatusOK
+	case codes.Canceled:
+		return http.StatusRequestTimeout
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange:
+		return http.StatusBadRequest
+	case codes.DeadlineExceeded:
+		return http.StatusGatewayTimeout
+	case codes.NotFound:
+		return http.StatusNotFound
+	case codes.AlreadyExists, codes.Aborted:
+		return http.StatusConflict
+	case codes.PermissionDenied:
+		return http.StatusForbidden
+	case codes.ResourceExhausted:
+		return http.StatusTooManyRequests
+	case codes.Unimplemented:
+		return http.StatusNotImplemented
+	case codes.Unavailable:
+		return http.StatusServiceUnavailable
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized
+	default: // Unknown, Internal, DataLoss
+		return http.StatusInternalServerError
+	}
+}
+
+// errorBody is argo-server's error JSON.
+type errorBody struct {
+	Code    codes.Code `json:"code"`
+	Message string     `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, c codes.Code, msg string) {
+	w.Header().Del("Trailer")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpStatus(c))
+	_ = json.NewEncoder(w).Encode(errorBody{Code: c, Message: msg})
+}
+
+func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeError(w, codes.InvalidArgument, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit))
+		return
+	}
+	st := status.Convert(err)
+	writeError(w, st.Code(), st.Message())
+}
+
+// routingErrorHandler answers a route that does not exist as argo-server's
+// gateway does: 501 {"code":12,"message":"Not Implemented"}.
+func routingErrorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	if httpStatus == http.StatusNotFound || httpStatus == http.StatusMethodNotAllowed {
+		writeError(w, codes.Unimplemented, "Not Implemented")
+		return
+	}
+	runtime.DefaultRoutingErrorHandler(ctx, mux, m, w, r, httpStatus)
+}

@@ -1,0 +1,306 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+
+	"github.com/braidwf/braid/internal/spec"
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// latest is the name that resolves to a namespace's newest workflow.
+const latest = "@latest"
+
+// defaultNamespace is used when neither the path nor the object names one.
+const defaultNamespace = "default"
+
+// generateNameAttempts bounds retries of a generated name that was taken.
+const generateNameAttempts = 8
+
+type workflowServer struct {
+	workflow.UnimplementedWorkflowServiceServer
+	store Store
+	log   *slog.Logger
+}
+
+func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.WorkflowCreateRequest) (*structpb.Struct, error) {
+	wf, err := s.admit(ctx, req.GetNamespace(), req.GetWorkflow())
+	if err != nil {
+		return nil, err
+	}
+	if len(req.GetCreateOptions().GetDryRun()) > 0 {
+		return toStruct(wf)
+	}
+	if req.GetServerDryRun() {
+		if wf.Name == "" {
+			wf.Name = sqlite.GenerateName(wf.GenerateName)
+		}
+		return toStruct(wf)
+	}
+	if wf.Name != "" {
+		if err := s.store.Create(ctx, wf); err != nil {
+			return nil, storeError(err, wf.Name)
+		}
+		return toStruct(wf)
+	}
+	for range generateNameAttempts {
+		wf.Name = sqlite.GenerateName(wf.GenerateName)
+		err = s.store.Create(ctx, wf)
+		if !errors.Is(err, store.ErrAlreadyExists) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, storeError(err, wf.Name)
+	}
+	s.log.Info("workflow created", "namespace", wf.Namespace, "name", wf.Name)
+	return toStruct(wf)
+}
+
+func (s *workflowServer) LintWorkflow(ctx context.Context, req *workflow.WorkflowLintRequest) (*structpb.Struct, error) {
+	wf, err := s.admit(ctx, req.GetNamespace(), req.GetWorkflow())
+	if err != nil {
+		return nil, err
+	}
+	return toStruct(wf)
+}
+
+func (s *workflowServer) GetWorkflow(ctx context.Context, req *workflow.WorkflowGetRequest) (*structpb.Struct, error) {
+	wf, err := s.get(ctx, req.GetNamespace(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	if uid := req.GetUid(); uid != "" && string(wf.GetUID()) != uid {
+		return nil, status.Errorf(codes.NotFound, "workflows.argoproj.io %q not found", req.GetName())
+	}
+	return toStructFields(wf, req.GetFields())
+}
+
+func (s *workflowServer) ListWorkflows(ctx context.Context, req *workflow.WorkflowListRequest) (*structpb.Struct, error) {
+	lo := req.GetListOptions()
+	if lo.GetLimit() < 0 {
+		return nil, status.Error(codes.InvalidArgument, "listOptions.limit must not be negative")
+	}
+	objs, next, err := s.store.List(ctx, store.KindWorkflow, req.GetNamespace(), store.ListOptions{
+		LabelSelector: lo.GetLabelSelector(),
+		FieldSelector: storeFieldSelector(lo.GetFieldSelector()),
+		Limit:         lo.GetLimit(),
+		Continue:      lo.GetContinue(),
+	})
+	if err != nil {
+		return nil, storeError(err, "")
+	}
+	list := v1alpha1.WorkflowList{}
+	list.Continue = next
+	for _, o := range objs {
+		wf, ok := o.(*v1alpha1.Workflow)
+		if !ok {
+			return nil, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
+		}
+		list.Items = append(list.Items, *wf)
+	}
+	return toStructFields(&list, req.GetFields())
+}
+
+func (s *workflowServer) DeleteWorkflow(ctx context.Context, req *workflow.WorkflowDeleteRequest) (*workflow.WorkflowDeleteResponse, error) {
+	wf, err := s.get(ctx, req.GetNamespace(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	if p := req.GetDeleteOptions().GetPreconditions(); p != nil {
+		if p.GetUid() != "" && p.GetUid() != string(wf.GetUID()) {
+			return nil, status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q: precondition failed: uid %s does not match %s", wf.Name, p.GetUid(), wf.GetUID())
+		}
+		if p.GetResourceVersion() != "" && p.GetResourceVersion() != wf.GetResourceVersion() {
+			return nil, status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q: precondition failed: resourceVersion %s does not match %s", wf.Name, p.GetResourceVersion(), wf.GetResourceVersion())
+		}
+	}
+	if len(req.GetDeleteOptions().GetDryRun()) > 0 {
+		return &workflow.WorkflowDeleteResponse{}, nil
+	}
+	if err := s.store.Delete(ctx, store.KindWorkflow, wf.Namespace, wf.Name); err != nil {
+		return nil, storeError(err, wf.Name)
+	}
+	s.log.Info("workflow deleted", "namespace", wf.Namespace, "name", wf.Name)
+	return &workflow.WorkflowDeleteResponse{}, nil
+}
+
+// get reads one workflow; the name @latest is the namespace's newest.
+func (s *workflowServer) get(ctx context.Context, namespace, name string) (*v1alpha1.Workflow, error) {
+	if name == latest {
+		objs, _, err := s.store.List(ctx, store.KindWorkflow, namespace, store.ListOptions{Limit: 1})
+		if err != nil {
+			return nil, storeError(err, "")
+		}
+		if len(objs) == 0 {
+			return nil, status.Error(codes.NotFound, "no workflows found")
+		}
+		namespace, name = objs[0].GetNamespace(), objs[0].GetName()
+	}
+	o, err := s.store.Get(ctx, store.KindWorkflow, namespace, name)
+	if err != nil {
+		return nil, storeError(err, name)
+	}
+	wf, ok := o.(*v1alpha1.Workflow)
+	if !ok {
+		return nil, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
+	}
+	return wf, nil
+}
+
+// admit decodes and validates a submitted workflow, as Create and Lint do.
+// The namespace of the path is the default of the object's.
+func (s *workflowServer) admit(ctx context.Context, namespace string, in *structpb.Struct) (*v1alpha1.Workflow, error) {
+	if in == nil || len(in.GetFields()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "workflow is required")
+	}
+	m := in.AsMap()
+	if _, ok := m["apiVersion"]; !ok {
+		m["apiVersion"] = v1alpha1.APIVersion
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"] = "Workflow"
+	}
+	if k, _ := m["kind"].(string); k != "Workflow" {
+		return nil, status.Errorf(codes.InvalidArgument, "kind must be Workflow, not %q", k)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "workflow: %v", err)
+	}
+	docs, err := spec.Load("", data, spec.Lenient)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if len(docs) != 1 {
+		return nil, status.Errorf(codes.InvalidArgument, "workflow: expected one document, got %d", len(docs))
+	}
+	doc := docs[0]
+	wf, ok := doc.Object.(*v1alpha1.Workflow)
+	if !ok {
+		msg := doc.Skipped
+		if msg == "" {
+			msg = "not a Workflow"
+		}
+		return nil, status.Errorf(codes.InvalidArgument, "workflow: %s", msg)
+	}
+	switch {
+	case wf.Namespace == "" && namespace == "":
+		wf.Namespace = defaultNamespace
+	case wf.Namespace == "":
+		wf.Namespace = namespace
+	case namespace != "" && wf.Namespace != namespace:
+		return nil, status.Errorf(codes.InvalidArgument,
+			"the namespace of the workflow (%q) does not match the namespace of the request (%q)", wf.Namespace, namespace)
+	}
+	if err := validateMeta(wf); err != nil {
+		return nil, err
+	}
+	cat, err := s.catalog(ctx, wf.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	errs, _ := spec.Validate(doc, cat).Split()
+	if len(errs) > 0 {
+		for i := range errs {
+			errs[i].Line = 0 // the request was re-encoded: its lines mean nothing to the client
+		}
+		return nil, status.Error(codes.InvalidArgument, errs.Error())
+	}
+	if wf.Name == "" && wf.GenerateName == "" {
+		return nil, status.Error(codes.InvalidArgument, "metadata.name or metadata.generateName is required")
+	}
+	return wf, nil
+}
+
+// validateMeta checks names as the Kubernetes API server would: a
+// namespace is a DNS-1123 label, a name (or generateName prefix) a DNS-1123
+// subdomain.
+func validateMeta(wf *v1alpha1.Workflow) error {
+	var bad []string
+	check := func(field, value string, msgs []string) {
+		for _, m := range msgs {
+			bad = append(bad, fmt.Sprintf("%s: Invalid value: %q: %s", field, value, m))
+		}
+	}
+	check("metadata.namespace", wf.Namespace, apivalidation.ValidateNamespaceName(wf.Namespace, false))
+	if wf.Name != "" {
+		check("metadata.name", wf.Name, apivalidation.NameIsDNSSubdomain(wf.Name, false))
+	}
+	if wf.GenerateName != "" {
+		check("metadata.generateName", wf.GenerateName, apivalidation.NameIsDNSSubdomain(wf.GenerateName, true))
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	name := wf.Name
+	if name == "" {
+		name = wf.GenerateName
+	}
+	return status.Errorf(codes.InvalidArgument, "Workflow.argoproj.io %q is invalid: %s", name, strings.Join(bad, "; "))
+}
+
+// catalog holds the namespace's WorkflowTemplates and every
+// ClusterWorkflowTemplate, for templateRef and workflowTemplateRef.
+func (s *workflowServer) catalog(ctx context.Context, namespace string) (*spec.Catalog, error) {
+	var docs []*spec.Document
+	for _, q := range []struct {
+		kind store.Kind
+		ns   string
+	}{{store.KindWorkflowTemplate, namespace}, {store.KindClusterWorkflowTemplate, ""}} {
+		objs, _, err := s.store.List(ctx, q.kind, q.ns, store.ListOptions{})
+		if err != nil {
+			return nil, storeError(err, "")
+		}
+		for _, o := range objs {
+			docs = append(docs, &spec.Document{Kind: string(q.kind), Name: o.GetName(), Object: o})
+		}
+	}
+	return spec.NewCatalog(docs), nil
+}
+
+// storeFieldSelector drops the requirements that are not filters
+// (ext.showRemainingItemCount) from an Argo field selector.
+func storeFieldSelector(s string) string {
+	var keep []string
+	for _, r := range strings.Split(s, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" || strings.HasPrefix(r, "ext.") {
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return strings.Join(keep, ",")
+}
+
+// storeError turns a store error into a gRPC status with Argo's messages.
+func storeError(err error, name string) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return status.Errorf(codes.NotFound, "workflows.argoproj.io %q not found", name)
+	case errors.Is(err, store.ErrAlreadyExists):
+		return status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q already exists", name)
+	case errors.Is(err, store.ErrConflict):
+		return status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q: %v", name, err)
+	case errors.Is(err, sqlite.ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	default:
+		return status.Error(codes.Internal, fmt.Sprintf("store: %v", err))
+	}
+}
