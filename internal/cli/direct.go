@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +33,7 @@ func openDirect(ctx context.Context, f directFlags) (*sqlite.Store, *config.Conf
 	if err != nil {
 		return nil, nil, err
 	}
-	db := filepath.Join(cfg.DataDir, "braid.db")
+	db := cfg.StorePath()
 	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("no braid store in %s: run a workflow first (braid run), or set --data-dir or %s", cfg.DataDir, config.EnvHome)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/controller"
@@ -33,7 +32,7 @@ func openEmbedded(ctx context.Context, dataDir, configFile string) (*embedded, e
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "braid.db"), sqlite.Options{})
+	st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("open the embedded store: %w", err)
 	}

@@ -119,19 +119,8 @@ func (v *progressView) printLines(wf *v1alpha1.Workflow, changed []string) {
 }
 
 func phaseIcon(n v1alpha1.NodeStatus) string {
-	switch n.Phase {
-	case v1alpha1.NodePending:
-		return "◷"
-	case v1alpha1.NodeRunning:
-		return "●"
-	case v1alpha1.NodeSucceeded:
-		return "✔"
-	case v1alpha1.NodeSkipped:
-		return "○"
-	case v1alpha1.NodeFailed:
-		return "✖"
-	case v1alpha1.NodeError:
-		return "⚠"
+	if icon := printer.PhaseIcon(n.Phase, printer.Options{NoColor: true}); icon != "" {
+		return icon
 	}
 	return " "
 }

@@ -98,7 +98,7 @@ func runRun(ctx context.Context, s streams, f runFlags, file string) error {
 	view := newProgressView(progress, f.noColor)
 	shutdown, stopSignals := shutdownOnSignals(view)
 	defer stopSignals()
-	final, err := env.run(ctx, wf, catalogResolver{cat}, view.observe, shutdown)
+	final, err := env.run(ctx, wf, cat, view.observe, shutdown)
 	view.finish(final)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("run %s: %w", wf.Name, err)}
@@ -153,22 +153,6 @@ func loadRunWorkflow(f runFlags, file string) (*v1alpha1.Workflow, *spec.Catalog
 	}
 	wf.Namespace = f.namespace
 	return wf, cat, nil
-}
-
-// catalogResolver resolves templateRef against the documents of the file.
-type catalogResolver struct{ cat *spec.Catalog }
-
-func (r catalogResolver) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) {
-	ts, kind := r.cat.Spec(ref.Name, ref.ClusterScope)
-	if ts == nil {
-		return nil, fmt.Errorf("%s %q not found", kind, ref.Name)
-	}
-	for i := range ts.Templates {
-		if ts.Templates[i].Name == ref.Template {
-			return &ts.Templates[i], nil
-		}
-	}
-	return nil, fmt.Errorf("template %q not found in %s %q", ref.Template, kind, ref.Name)
 }
 
 // shutdownOnSignals turns the first Ctrl-C into Stop and the second into

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -66,7 +65,7 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(s.err, nil))
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "braid.db"), sqlite.Options{Logger: log})
+	st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{Logger: log})
 	if err != nil {
 		return fmt.Errorf("open the embedded store: %w", err)
 	}

@@ -76,3 +76,6 @@ func Load(src Sources) (*Config, error) {
 	cfg.DataDir = abs
 	return cfg, nil
 }
+
+// StorePath is the embedded store's file under the data directory.
+func (c *Config) StorePath() string { return filepath.Join(c.DataDir, "braid.db") }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"hash/fnv"
 	"regexp"
 	"sort"
 	"strconv"
@@ -233,23 +232,8 @@ func (r *run) outbound(id string) []string {
 
 // podName returns the v2 pod name of a node (rule 1.3).
 func podName(wfName, nodeName, templateName string) string {
-	if nodeName == wfName {
-		return wfName
-	}
-	prefix := wfName
-	if templateName != "" {
-		prefix = wfName + "-" + templateName
-	}
-	if len(prefix) > maxPodPrefix {
-		prefix = prefix[:maxPodPrefix]
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(nodeName))
-	return prefix + "-" + strconv.FormatUint(uint64(h.Sum32()), 10)
+	return v1alpha1.PodName(wfName, nodeName, templateName)
 }
-
-// maxPodPrefix is 253 minus room for "-" and a 10-digit hash.
-const maxPodPrefix = 242
 
 // nodeTemplateName is the template name used for a node's pod name and its
 // workflow.failures entry: templateRef.template if set, else templateName.

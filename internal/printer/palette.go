@@ -62,6 +62,10 @@ func (p palette) phaseIcon(phase v1alpha1.NodePhase) string {
 	return p.pick(glyph, word, code)
 }
 
+// PhaseIcon is the icon the tree shows for a node phase ("" for Omitted),
+// with o's colour and UTF-8 choices.
+func PhaseIcon(phase v1alpha1.NodePhase, o Options) string { return newPalette(o).phaseIcon(phase) }
+
 // suspendIcon replaces the phase icon of a running Suspend node.
 func (p palette) suspendIcon() string { return p.pick("ǁ", "Suspend", fgCyan) }
 

@@ -1,9 +1,6 @@
 package printer
 
 import (
-	"hash/fnv"
-	"strconv"
-
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -16,10 +13,6 @@ const (
 	PodNameV1 = "v1"
 	PodNameV2 = "v2"
 )
-
-// maxPodNamePrefix is how long "<wf>-<template>" may be: a Kubernetes name
-// holds 253 characters, and the hash and its dash need 11 of them.
-const maxPodNamePrefix = 253 - 10 - 1
 
 // PodNameFormat returns the pod naming scheme of wf: PodNameV1 when its
 // annotation says "v1", otherwise PodNameV2 (the default, also used for a
@@ -47,21 +40,9 @@ func PodName(wf *v1alpha1.Workflow, node *v1alpha1.NodeStatus) string {
 		}
 		return node.ID
 	}
-	if node.Name == wf.Name {
-		return wf.Name
-	}
 	template := node.TemplateName
 	if node.TemplateRef != nil {
 		template = node.TemplateRef.Template
 	}
-	prefix := wf.Name
-	if template != "" {
-		prefix += "-" + template
-	}
-	if len(prefix) > maxPodNamePrefix {
-		prefix = prefix[:maxPodNamePrefix]
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(node.Name))
-	return prefix + "-" + strconv.FormatUint(uint64(h.Sum32()), 10)
+	return v1alpha1.PodName(wf.Name, node.Name, template)
 }

@@ -1,6 +1,10 @@
 package spec
 
-import "github.com/braidwf/braid/pkg/apis/v1alpha1"
+import (
+	"fmt"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
 
 // Catalog resolves WorkflowTemplates and ClusterWorkflowTemplates by name
 // for templateRef and workflowTemplateRef. Offline lint builds it from the
@@ -33,4 +37,31 @@ func (c *Catalog) Spec(name string, clusterScope bool) (*v1alpha1.WorkflowSpec, 
 		return c.cluster[name], "ClusterWorkflowTemplate"
 	}
 	return c.namespaced[name], "WorkflowTemplate"
+}
+
+// lookup finds the template a templateRef names. ts is nil when the
+// template object is unknown, t when it has no such template.
+func (c *Catalog) lookup(ref v1alpha1.TemplateRef) (ts *v1alpha1.WorkflowSpec, t *v1alpha1.Template, kind string) {
+	ts, kind = c.Spec(ref.Name, ref.ClusterScope)
+	if ts == nil {
+		return nil, nil, kind
+	}
+	for i := range ts.Templates {
+		if ts.Templates[i].Name == ref.Template {
+			return ts, &ts.Templates[i], kind
+		}
+	}
+	return ts, nil, kind
+}
+
+// Template resolves a templateRef, as engine.TemplateResolver asks.
+func (c *Catalog) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) {
+	ts, t, kind := c.lookup(ref)
+	switch {
+	case ts == nil:
+		return nil, fmt.Errorf("%s %q not found", kind, ref.Name)
+	case t == nil:
+		return nil, fmt.Errorf("template %q not found in %s %q", ref.Template, kind, ref.Name)
+	}
+	return t, nil
 }

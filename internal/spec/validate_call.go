@@ -54,15 +54,13 @@ func (v *specValidator) resolveRef(path string, ref *v1alpha1.TemplateRef) *v1al
 	if strings.Contains(ref.Name, "{{") || strings.Contains(ref.Template, "{{") {
 		return nil
 	}
-	ts, kind := v.cat.Spec(ref.Name, ref.ClusterScope)
+	ts, t, kind := v.cat.lookup(*ref)
 	if ts == nil {
 		v.r.add(path+".name", "%s %q not found", kind, ref.Name)
 		return nil
 	}
-	for i := range ts.Templates {
-		if ts.Templates[i].Name == ref.Template {
-			return &ts.Templates[i]
-		}
+	if t != nil {
+		return t
 	}
 	v.r.add(path+".template", "template %q not found in %s %q", ref.Template, kind, ref.Name)
 	return nil
