@@ -27,6 +27,12 @@ type Snapshot struct {
 	// Memo, when set, keeps what Reconcile derives from the templates between
 	// calls for this workflow (see Memo). Optional; nil is always correct.
 	Memo *Memo
+	// Relaunch lists Pod nodes, by ID, that are Pending or Running in Status
+	// but that the runtime has never started: the caller persisted them and
+	// stopped (a crash) before it could start them. Reconcile plans their
+	// Launch again, and they go back to Pending. A node that is completed,
+	// or not a leaf, is ignored.
+	Relaunch map[string]bool
 }
 
 // Limits stop runaway workflows with a clear message instead of a crash.

@@ -226,7 +226,7 @@ func (d *dagRun) existingTask(i int, target bool) {
 		return
 	}
 	d.done = false
-	if isLeafType(node.Type) && taskCall(task) == nil {
+	if isLeafType(node.Type) && taskCall(task) == nil && !d.r.relaunch[node.ID] {
 		_, _ = d.r.revisitExisting(node, taskHolder(task), d.in.tc) // running: nothing else to do
 		return
 	}
@@ -398,7 +398,7 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 		switch {
 		case ex && plain && fulfilled(n):
 			continue
-		case ex && plain && isLeafType(n.Type):
+		case ex && plain && isLeafType(n.Type) && !r.relaunch[n.ID]:
 			if _, err := r.revisitExisting(n, taskHolder(task), d.in.tc); errors.Is(err, errTimeout) {
 				return
 			}

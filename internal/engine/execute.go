@@ -32,7 +32,7 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 	if exists && fulfilled(node) {
 		return node, nil
 	}
-	if exists && isLeafType(node.Type) {
+	if exists && isLeafType(node.Type) && !r.relaunch[node.ID] {
 		return r.revisitExisting(node, h, tc)
 	}
 	var existing *v1alpha1.NodeStatus

@@ -28,6 +28,9 @@ func leafNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 // existing one (its result was merged before the walk).
 func (r *run) executeLeaf(in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
 	if n, ok := r.byName(in.name); ok {
+		if r.relaunch[n.ID] && !fulfilled(n) && r.shutdown == "" {
+			return r.relaunchLeaf(n, in, opts)
+		}
 		return r.revisitLeaf(n, in)
 	}
 	if r.shutdown != "" && !(r.shutdown == v1alpha1.ShutdownStop && opts.onExit) {
@@ -48,6 +51,25 @@ func (r *run) executeLeaf(in invocation, opts execOpts) (v1alpha1.NodeStatus, er
 	deadline, err := r.leafDeadline(n, processed, opts)
 	if err != nil {
 		return n, err
+	}
+	r.launch(n, processed, deadline, opts)
+	return n, nil
+}
+
+// relaunchLeaf plans the Launch of an existing leaf node again: the runtime
+// never started it (Snapshot.Relaunch). The node goes back to Pending.
+func (r *run) relaunchLeaf(n v1alpha1.NodeStatus, in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+	r.sawActive = true
+	processed, err := processLeaf(in.tmpl, in.inputs, in.v)
+	if err != nil {
+		return n, err
+	}
+	deadline, err := r.leafDeadline(n, processed, opts)
+	if err != nil {
+		return n, err
+	}
+	if n.Phase != v1alpha1.NodePending {
+		n = r.setPhase(n.ID, v1alpha1.NodePending)
 	}
 	r.launch(n, processed, deadline, opts)
 	return n, nil

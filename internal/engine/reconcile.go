@@ -23,6 +23,7 @@ type run struct {
 	now      time.Time
 	resolver TemplateResolver
 	results  map[string]StepResult
+	relaunch map[string]bool
 	maxDepth int
 	maxNodes int
 	pattern  string
@@ -142,6 +143,7 @@ func newRun(s Snapshot, now time.Time) *run {
 		now:      now.UTC(),
 		resolver: s.Templates,
 		results:  s.Results,
+		relaunch: s.Relaunch,
 		maxDepth: s.Limits.MaxDepth,
 		maxNodes: s.Limits.MaxNodes,
 		pattern:  s.TransientErrorPattern,

@@ -259,7 +259,7 @@ func (r *run) runStepChild(g v1alpha1.NodeStatus, c stepChild, tc tmplCtx, opts 
 		if ok && fulfilled(n) {
 			return false
 		}
-		if ok && isLeafType(n.Type) {
+		if ok && isLeafType(n.Type) && !r.relaunch[n.ID] {
 			_, err := r.revisitExisting(n, c.holder(), tc)
 			if errors.Is(err, errTimeout) {
 				r.setPhase(g.ID, v1alpha1.NodeFailed, errTimeout.Error())

@@ -77,7 +77,7 @@ type Runtime struct {
 	// root and mount(8) exists).
 	privateTmp bool
 
-	events *queue
+	events *runtime.Queue
 	wg     sync.WaitGroup // one per Start in progress and per step process
 
 	mu       sync.Mutex
@@ -148,7 +148,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.idx.close()
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
-	rt.events = newQueue()
+	rt.events = runtime.NewQueue()
 	return rt, nil
 }
 
@@ -233,7 +233,7 @@ func (rt *Runtime) Status(_ context.Context, runID string) (runtime.StepEvent, b
 // Events delivers every event once: Running when a step's process has
 // started, then its final event (Succeeded, Failed or Error). Events queue
 // without bound until read. The channel is closed by Close.
-func (rt *Runtime) Events() <-chan runtime.StepEvent { return rt.events.out }
+func (rt *Runtime) Events() <-chan runtime.StepEvent { return rt.events.Out() }
 
 // Close stops every running step (SIGTERM, then SIGKILL after the grace
 // period), waits for them, and closes the Events channel; events not yet
@@ -255,7 +255,7 @@ func (rt *Runtime) Close() error {
 		rt.kill(s, MsgClosed)
 	}
 	rt.wg.Wait()
-	rt.events.close()
+	rt.events.Close()
 	return errors.Join(rt.devNull.Close(), rt.idx.close())
 }
 
@@ -278,7 +278,7 @@ func (rt *Runtime) emit(s *step, ev runtime.StepEvent) {
 	s.mu.Lock()
 	s.last = ev
 	s.mu.Unlock()
-	rt.events.push(ev)
+	rt.events.Push(ev)
 }
 
 // finish reports a run's final event, once: it is queued, recorded in the

@@ -1,29 +1,26 @@
-package local
+package runtime
 
-import (
-	"sync"
+import "sync"
 
-	"github.com/braidwf/braid/internal/runtime"
-)
-
-// queue delivers events in order without ever blocking the pusher. An event
+// Queue delivers events in order without ever blocking the pusher. An event
 // goes straight into the buffered out channel when nothing is waiting
 // before it and the buffer has room (the common case: no extra goroutine
 // hop). Otherwise it waits in a slice until one goroutine hands it over.
-type queue struct {
-	out  chan runtime.StepEvent
+type Queue struct {
+	out  chan StepEvent
 	wake chan struct{} // capacity 1: "the slice is not empty"
 	quit chan struct{}
 	done chan struct{}
 
 	mu      sync.Mutex
-	items   []runtime.StepEvent
+	items   []StepEvent
 	pending int // events pushed and not yet in out: items plus run's batch
 }
 
-func newQueue() *queue {
-	q := &queue{
-		out:  make(chan runtime.StepEvent, 256),
+// NewQueue returns a running Queue; Close stops it.
+func NewQueue() *Queue {
+	q := &Queue{
+		out:  make(chan StepEvent, 256),
 		wake: make(chan struct{}, 1),
 		quit: make(chan struct{}),
 		done: make(chan struct{}),
@@ -32,7 +29,8 @@ func newQueue() *queue {
 	return q
 }
 
-func (q *queue) push(ev runtime.StepEvent) {
+// Push queues ev; it never blocks.
+func (q *Queue) Push(ev StepEvent) {
 	q.mu.Lock()
 	if q.pending == 0 {
 		select {
@@ -51,9 +49,9 @@ func (q *queue) push(ev runtime.StepEvent) {
 	}
 }
 
-func (q *queue) run() {
+func (q *Queue) run() {
 	defer close(q.done)
-	var batch []runtime.StepEvent
+	var batch []StepEvent
 	for {
 		q.mu.Lock()
 		batch, q.items = q.items, batch[:0]
@@ -80,8 +78,11 @@ func (q *queue) run() {
 	}
 }
 
-// close stops delivery and closes out; undelivered events are dropped.
-func (q *queue) close() {
+// Out delivers the events in the order they were pushed.
+func (q *Queue) Out() <-chan StepEvent { return q.out }
+
+// Close stops delivery and closes Out; undelivered events are dropped.
+func (q *Queue) Close() {
 	close(q.quit)
 	<-q.done
 	q.mu.Lock()

@@ -1,19 +1,17 @@
-package local
+package runtime
 
 import (
 	"strconv"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/braidwf/braid/internal/runtime"
 )
 
 // TestQueue pushes from several goroutines, with a reader that lags far
 // behind and then catches up, and checks that nothing is lost, nothing is
 // duplicated and each pusher's events keep their order.
 func TestQueue(t *testing.T) {
-	q := newQueue()
+	q := NewQueue()
 	const pushers, each = 4, 5000
 	var wg sync.WaitGroup
 	for p := range pushers {
@@ -21,7 +19,7 @@ func TestQueue(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				q.push(runtime.StepEvent{RunID: strconv.Itoa(p), NodeID: strconv.Itoa(i)})
+				q.Push(StepEvent{RunID: strconv.Itoa(p), NodeID: strconv.Itoa(i)})
 			}
 		}()
 	}
@@ -29,7 +27,7 @@ func TestQueue(t *testing.T) {
 	next := make([]int, pushers)
 	for range pushers * each {
 		select {
-		case ev := <-q.out:
+		case ev := <-q.Out():
 			p, _ := strconv.Atoi(ev.RunID)
 			i, _ := strconv.Atoi(ev.NodeID)
 			if i != next[p] {
@@ -41,13 +39,13 @@ func TestQueue(t *testing.T) {
 		}
 	}
 	select {
-	case ev := <-q.out:
+	case ev := <-q.Out():
 		t.Fatalf("extra event %+v", ev)
 	case <-time.After(50 * time.Millisecond):
 	}
-	q.close()
-	if _, ok := <-q.out; ok {
+	q.Close()
+	if _, ok := <-q.Out(); ok {
 		t.Fatal("out not closed")
 	}
-	q.push(runtime.StepEvent{}) // after close: dropped, no panic
+	q.Push(StepEvent{}) // after close: dropped, no panic
 }
