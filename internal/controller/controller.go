@@ -64,7 +64,16 @@ func New(o Options) (*Controller, error) {
 	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits}, nil
 }
 
+// RetryGenerationAnnotation counts the manual retries of a workflow
+// (braid retry). A retry creates again nodes with the IDs they had before;
+// the generation gives their runs new IDs.
+const RetryGenerationAnnotation = "braid.dev/retry-generation"
+
 // RunID is the runtime's ID for a workflow's node.
 func RunID(wf *v1alpha1.Workflow, nodeID string) string {
-	return string(wf.UID) + "-" + nodeID
+	id := string(wf.UID) + "-" + nodeID
+	if g := wf.Annotations[RetryGenerationAnnotation]; g != "" && g != "0" {
+		id += "-r" + g
+	}
+	return id
 }

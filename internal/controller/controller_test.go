@@ -16,7 +16,12 @@ import (
 // newController wires a real SQLite store and a real local runtime.
 func newController(t *testing.T) (*Controller, *sqlite.Store) {
 	t.Helper()
-	dir := t.TempDir()
+	return newControllerAt(t, t.TempDir())
+}
+
+// newControllerAt wires them on an existing data directory.
+func newControllerAt(t *testing.T, dir string) (*Controller, *sqlite.Store) {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), dir+"/braid.db", sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -22,6 +24,11 @@ type RunRequest struct {
 	Observe   Observer
 	// Shutdown receives Stop or Terminate requests (Ctrl-C).
 	Shutdown <-chan v1alpha1.ShutdownStrategy
+
+	// Set by the Manager, which shares one runtime between many workflows.
+	events  <-chan runtime.StepEvent // this workflow's events; nil: the runtime's
+	changes <-chan struct{}          // the stored workflow changed
+	h       *handle
 }
 
 // Run creates the workflow in the store and drives it until it completes,
@@ -31,8 +38,16 @@ func (c *Controller) Run(ctx context.Context, req RunRequest) (*v1alpha1.Workflo
 	if err := c.store.Create(ctx, wf); err != nil {
 		return nil, fmt.Errorf("create workflow %s/%s: %w", wf.Namespace, wf.Name, err)
 	}
-	d := &driver{c: c, req: req, wf: wf, results: map[string]engine.StepResult{}, memo: engine.NewMemo()}
-	return d.loop(ctx)
+	return c.newDriver(req).loop(ctx)
+}
+
+func (c *Controller) newDriver(req RunRequest) *driver {
+	d := &driver{c: c, req: req, wf: req.Workflow, results: map[string]engine.StepResult{}, memo: engine.NewMemo(),
+		events: req.events}
+	if d.events == nil {
+		d.events = c.rt.Events()
+	}
+	return d
 }
 
 // driver is the state of one Run.
@@ -42,7 +57,11 @@ type driver struct {
 	wf      *v1alpha1.Workflow
 	results map[string]engine.StepResult
 	memo    *engine.Memo // what the engine may keep between passes over this workflow
+	events  <-chan runtime.StepEvent
 	timer   *time.Timer
+	// relaunch lists the nodes to launch again (see engine.Snapshot.Relaunch)
+	// in the next reconcile only.
+	relaunch map[string]bool
 	// specChanged is set when the spec changed (a shutdown request): the
 	// next persist writes the whole workflow instead of its status.
 	specChanged bool
@@ -51,6 +70,13 @@ type driver struct {
 func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 	for {
 		res, err := d.reconcile(ctx)
+		if errors.Is(err, store.ErrConflict) && d.req.h != nil {
+			// Someone else (an API call) changed the workflow: start over from
+			// the stored one, keeping the results not yet merged.
+			if err = d.reload(ctx); err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			return d.wf, err
 		}
@@ -67,7 +93,9 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	res, err := engine.Reconcile(engine.Snapshot{
 		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
+		Relaunch: d.relaunch,
 	}, d.c.now())
+	d.relaunch = nil
 	if err != nil {
 		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)
 	}
@@ -86,11 +114,17 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 // persist writes the status and the changed nodes, or the whole workflow
 // when its spec changed.
 func (d *driver) persist(ctx context.Context, changed []string) error {
+	var err error
 	if d.specChanged {
 		d.specChanged = false
-		return d.c.store.Update(ctx, d.wf)
+		err = d.c.store.Update(ctx, d.wf)
+	} else {
+		err = d.c.store.UpdateWorkflowStatus(ctx, d.wf, changed)
 	}
-	return d.c.store.UpdateWorkflowStatus(ctx, d.wf, changed)
+	if err == nil && d.req.h != nil {
+		d.req.h.wrote(d.wf.ResourceVersion)
+	}
+	return err
 }
 
 // act carries out a plan that is already persisted.
@@ -144,10 +178,16 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 		timeout = d.timer.C
 	}
 	select {
-	case ev := <-d.c.rt.Events():
+	case ev := <-d.events:
 		d.record(ev)
 		if !ev.Phase.Completed() {
 			d.settle(ctx)
+		}
+	case <-d.req.changes:
+		if d.req.h.stale() {
+			if err := d.reload(ctx); err != nil {
+				return err
+			}
 		}
 	case <-timeout:
 	case s := <-d.req.Shutdown:
@@ -169,7 +209,7 @@ func (d *driver) settle(ctx context.Context) {
 	defer t.Stop()
 	for {
 		select {
-		case ev := <-d.c.rt.Events():
+		case ev := <-d.events:
 			d.record(ev)
 			if ev.Phase.Completed() {
 				return
@@ -187,7 +227,7 @@ func (d *driver) settle(ctx context.Context) {
 func (d *driver) drain() {
 	for {
 		select {
-		case ev := <-d.c.rt.Events():
+		case ev := <-d.events:
 			d.record(ev)
 		case s := <-d.req.Shutdown:
 			d.shutdown(s)

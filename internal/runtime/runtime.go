@@ -34,14 +34,15 @@ type Run struct {
 // StepEvent reports a step's progress: Running once started, then one of
 // Succeeded, Failed or Error.
 type StepEvent struct {
-	RunID      string
-	NodeID     string
-	Phase      v1alpha1.NodePhase
-	Message    string
-	ExitCode   *int32
-	Outputs    *v1alpha1.Outputs
-	StartedAt  time.Time
-	FinishedAt time.Time
+	RunID       string
+	WorkflowUID string
+	NodeID      string
+	Phase       v1alpha1.NodePhase
+	Message     string
+	ExitCode    *int32
+	Outputs     *v1alpha1.Outputs
+	StartedAt   time.Time
+	FinishedAt  time.Time
 }
 
 // Runtime runs steps.

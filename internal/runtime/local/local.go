@@ -165,7 +165,7 @@ func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
 	if run.ID == "" {
 		return fmt.Errorf("local runtime: a run needs an ID")
 	}
-	s := &step{id: run.ID, nodeID: run.NodeID, dir: rt.stepDir(run), done: make(chan struct{})}
+	s := &step{id: run.ID, wfUID: run.WorkflowUID, nodeID: run.NodeID, dir: rt.stepDir(run), done: make(chan struct{})}
 	rt.mu.Lock()
 	if rt.closed {
 		rt.mu.Unlock()
@@ -302,7 +302,7 @@ func (rt *Runtime) fail(s *step, phase v1alpha1.NodePhase, msg string) {
 	s.mu.Unlock()
 	rt.record(s)
 	rt.finish(s, runtime.StepEvent{
-		RunID: s.id, NodeID: s.nodeID, Phase: phase, Message: msg, StartedAt: now, FinishedAt: now,
+		RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: phase, Message: msg, StartedAt: now, FinishedAt: now,
 	})
 }
 

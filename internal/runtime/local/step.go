@@ -21,6 +21,7 @@ import (
 // step is one run.
 type step struct {
 	id     string
+	wfUID  string
 	nodeID string
 	dir    string
 	done   chan struct{} // closed after the final event
@@ -39,7 +40,7 @@ func (s *step) event() runtime.StepEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last.Phase == "" {
-		return runtime.StepEvent{RunID: s.id, NodeID: s.nodeID, Phase: v1alpha1.NodePending}
+		return runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: v1alpha1.NodePending}
 	}
 	return s.last
 }
@@ -83,7 +84,9 @@ func (rt *Runtime) launch(s *step, run runtime.Run) {
 		Dir:   p.workDir,
 		Env:   p.env,
 		Files: []*os.File{rt.devNull, stdout, logf},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		// Pdeathsig: a step does not outlive a braid that was killed; the
+		// next braid reports it lost (MsgLost) instead of racing it.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
 	if p.unshare {
 		attr.Sys.Unshareflags = syscall.CLONE_NEWNS
@@ -119,7 +122,7 @@ func (rt *Runtime) launch(s *step, run runtime.Run) {
 		logf = nil
 	}
 
-	rt.emit(s, runtime.StepEvent{RunID: s.id, NodeID: s.nodeID, Phase: v1alpha1.NodeRunning, StartedAt: started})
+	rt.emit(s, runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: v1alpha1.NodeRunning, StartedAt: started})
 	go rt.wait(s, run, p, proc, started, pr, logf)
 	rt.record(s)
 	rt.log.Debug("step started", "run", s.id, "pid", proc.Pid, "argv", p.argv)
@@ -261,7 +264,7 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 		closeAll(pr, logf)
 	}
 
-	ev := runtime.StepEvent{RunID: s.id, NodeID: s.nodeID, StartedAt: started, FinishedAt: finished}
+	ev := runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, StartedAt: started, FinishedAt: finished}
 	if err != nil {
 		ev.Phase, ev.Message = v1alpha1.NodeError, fmt.Sprintf("wait for the step's process: %v", err)
 		rt.finish(s, ev)

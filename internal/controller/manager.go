@@ -1,0 +1,304 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// WatchStore is what the Manager needs from a store: the controller's
+// writes, plus reads and a watch of the workflows.
+type WatchStore interface {
+	Store
+	Get(ctx context.Context, kind store.Kind, namespace, name string) (store.Object, error)
+	List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error)
+	Watch(ctx context.Context, kind store.Kind, namespace string) (<-chan store.Event, error)
+}
+
+// StatusRuntime is a Runtime that can also say what became of a run, which
+// the Manager asks after a restart.
+type StatusRuntime interface {
+	Runtime
+	Status(ctx context.Context, runID string) (runtime.StepEvent, bool, error)
+}
+
+// Templates returns the resolver for templateRefs of workflows in a namespace.
+type Templates func(namespace string) engine.TemplateResolver
+
+// Manager runs every workflow of a store that is not completed: those there
+// at start (after a crash too) and those created or changed later (an API
+// submit, a retry). Many workflows share one runtime; the Manager routes
+// each step event to its workflow's driver.
+type Manager struct {
+	c         *Controller
+	st        WatchStore
+	rt        StatusRuntime
+	templates Templates
+
+	mu      sync.Mutex
+	drivers map[types.UID]*handle
+	wg      sync.WaitGroup
+}
+
+// handle is the Manager's side of one running driver.
+type handle struct {
+	key     string
+	st      WatchStore
+	events  *runtime.Queue
+	changes chan struct{} // capacity 1
+	cancel  context.CancelFunc
+	deleted atomic.Bool
+	// storeRV is the newest resourceVersion the watch reported, written is
+	// the newest the driver wrote: the driver reloads only when the store
+	// has something newer than what it wrote.
+	storeRV atomic.Int64
+	written atomic.Int64
+}
+
+func (h *handle) wrote(rv string) { h.written.Store(parseRV(rv)) }
+func (h *handle) stale() bool     { return h.storeRV.Load() > h.written.Load() }
+
+func (h *handle) notify(rv string) {
+	if v := parseRV(rv); v > h.storeRV.Load() {
+		h.storeRV.Store(v)
+	}
+	select {
+	case h.changes <- struct{}{}:
+	default:
+	}
+}
+
+func parseRV(rv string) int64 {
+	v, _ := strconv.ParseInt(rv, 10, 64)
+	return v
+}
+
+// NewManager returns a Manager on c's runtime and the given store, which
+// must be the one c writes to.
+func (c *Controller) NewManager(st WatchStore, templates Templates) (*Manager, error) {
+	rt, ok := c.rt.(StatusRuntime)
+	if !ok {
+		return nil, errors.New("controller: the runtime cannot report the status of a run")
+	}
+	return &Manager{c: c, st: st, rt: rt, templates: templates, drivers: map[types.UID]*handle{}}, nil
+}
+
+// Run drives workflows until ctx ends. Step processes are left to the
+// runtime (closing it stops them).
+func (m *Manager) Run(ctx context.Context) error {
+	go m.dispatch(ctx)
+	defer m.wg.Wait()
+	for {
+		err := m.watch(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		m.c.log.Warn("workflow watch ended; listing again", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// watch subscribes, lists every workflow once, then follows the events
+// until the watch ends.
+func (m *Manager) watch(ctx context.Context) error {
+	events, err := m.st.Watch(ctx, store.KindWorkflow, "")
+	if err != nil {
+		return err
+	}
+	if err := m.listAll(ctx); err != nil {
+		return err
+	}
+	for ev := range events {
+		wf, ok := ev.Object.(*v1alpha1.Workflow)
+		if !ok {
+			continue
+		}
+		m.observe(ctx, ev.Type, wf)
+	}
+	return errors.New("the watch channel closed")
+}
+
+func (m *Manager) listAll(ctx context.Context) error {
+	cont := ""
+	for {
+		objs, next, err := m.st.List(ctx, store.KindWorkflow, "", store.ListOptions{Limit: 500, Continue: cont})
+		if err != nil {
+			return fmt.Errorf("list workflows: %w", err)
+		}
+		for _, o := range objs {
+			if wf, ok := o.(*v1alpha1.Workflow); ok {
+				m.observe(ctx, store.Added, wf)
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		cont = next
+	}
+}
+
+// observe reacts to one stored workflow (without its nodes).
+func (m *Manager) observe(ctx context.Context, t store.EventType, wf *v1alpha1.Workflow) {
+	m.mu.Lock()
+	h := m.drivers[wf.UID]
+	m.mu.Unlock()
+	switch {
+	case t == store.Deleted:
+		if h != nil {
+			h.deleted.Store(true)
+			h.cancel()
+		}
+	case h != nil:
+		h.notify(wf.ResourceVersion)
+	case !wf.Status.Phase.Completed():
+		m.start(ctx, wf)
+	}
+}
+
+// start runs a driver for a workflow that is not completed.
+func (m *Manager) start(ctx context.Context, stub *v1alpha1.Workflow) {
+	dctx, cancel := context.WithCancel(ctx)
+	h := &handle{key: stub.Namespace + "/" + stub.Name, st: m.st, events: runtime.NewQueue(), changes: make(chan struct{}, 1), cancel: cancel}
+	h.storeRV.Store(parseRV(stub.ResourceVersion))
+	m.mu.Lock()
+	m.drivers[stub.UID] = h
+	m.mu.Unlock()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer m.forget(stub.UID, h)
+		m.drive(dctx, stub, h)
+	}()
+}
+
+func (m *Manager) forget(uid types.UID, h *handle) {
+	m.mu.Lock()
+	delete(m.drivers, uid)
+	m.mu.Unlock()
+	h.cancel()
+	h.events.Close()
+}
+
+// drive loads the whole workflow, recovers what a previous process left
+// running, and runs the driver loop.
+func (m *Manager) drive(ctx context.Context, stub *v1alpha1.Workflow, h *handle) {
+	obj, err := m.st.Get(ctx, store.KindWorkflow, stub.Namespace, stub.Name)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+			m.c.log.Error("load workflow", "workflow", h.key, "err", err)
+		}
+		return
+	}
+	wf := obj.(*v1alpha1.Workflow)
+	if wf.UID != stub.UID || wf.Status.Phase.Completed() {
+		return
+	}
+	h.wrote(wf.ResourceVersion)
+	d := m.c.newDriver(RunRequest{Workflow: wf, Templates: m.templates(wf.Namespace), events: h.events.Out(), changes: h.changes, h: h})
+	d.recover(ctx, m.rt)
+	final, err := d.loop(ctx)
+	switch {
+	case h.deleted.Load():
+		m.killRuns(final)
+	case err != nil && ctx.Err() == nil:
+		m.c.log.Error("drive workflow", "workflow", h.key, "err", err)
+	}
+}
+
+// killRuns stops the steps of a deleted workflow.
+func (m *Manager) killRuns(wf *v1alpha1.Workflow) {
+	ctx := context.Background()
+	for id, n := range wf.Status.Nodes {
+		if isRun(n) && !n.Phase.Completed() {
+			_ = m.rt.Kill(ctx, RunID(wf, id))
+		}
+	}
+}
+
+// dispatch routes each runtime event to its workflow's driver. Events of a
+// workflow that has no driver (it was deleted) are dropped: the runtime
+// keeps them for Status.
+func (m *Manager) dispatch(ctx context.Context) {
+	for {
+		select {
+		case ev, ok := <-m.rt.Events():
+			if !ok {
+				return
+			}
+			m.mu.Lock()
+			h := m.drivers[types.UID(ev.WorkflowUID)]
+			m.mu.Unlock()
+			if h != nil {
+				h.events.Push(ev)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// isRun reports whether a node is carried out by the runtime.
+func isRun(n v1alpha1.NodeStatus) bool {
+	switch n.Type {
+	case v1alpha1.NodeTypePod, v1alpha1.NodeTypeHTTP, v1alpha1.NodeTypePlugin:
+		return true
+	}
+	return false
+}
+
+// recover asks the runtime about every step the stored workflow has in
+// flight: a finished one is reported, one still running is followed, and
+// one the runtime never started is launched again. A step the runtime
+// lost (braid stopped while it ran) comes back as Error with a message
+// that says so, and its retryStrategy decides what happens next.
+func (d *driver) recover(ctx context.Context, rt StatusRuntime) {
+	for id, n := range d.wf.Status.Nodes {
+		if !isRun(n) || n.Phase.Completed() {
+			continue
+		}
+		ev, known, err := rt.Status(ctx, RunID(d.wf, id))
+		switch {
+		case err != nil:
+			d.c.log.Warn("step status", "workflow", d.wf.Name, "node", id, "err", err)
+		case !known:
+			if d.relaunch == nil {
+				d.relaunch = map[string]bool{}
+			}
+			d.relaunch[id] = true
+		case ev.Phase.Completed():
+			ev.NodeID = id
+			d.record(ev)
+		}
+	}
+}
+
+// reload replaces the workflow with the stored one, after someone else
+// changed it. Results not yet merged are kept.
+func (d *driver) reload(ctx context.Context) error {
+	obj, err := d.req.h.st.Get(ctx, store.KindWorkflow, d.wf.Namespace, d.wf.Name)
+	if err != nil {
+		return fmt.Errorf("reload %s: %w", d.wf.Name, err)
+	}
+	wf := obj.(*v1alpha1.Workflow)
+	if wf.UID != d.wf.UID {
+		return fmt.Errorf("reload %s: %w", d.wf.Name, store.ErrNotFound)
+	}
+	d.wf = wf
+	d.req.h.wrote(wf.ResourceVersion)
+	return nil
+}
