@@ -34,4 +34,8 @@ out=$("$bin" lint "$bad/bad.yaml" 2>&1); code=$?
 set -e
 [ "$code" -eq 1 ] || fail "lint of a bad spec should exit 1, got $code: $out"
 grep -q 'spec.templates\[0\].steps\[0\]\[0\].template: "missing" not found' <<<"$out" || fail "unexpected message: $out"
+# Direct mode: with no server, submit stores the workflow and list/get read it.
+name=$(BRAID_HOME="$bad/direct" ARGO_SERVER= BRAID_SERVER= "$bin" submit examples/hello-world.yaml -o name 2>/dev/null) || fail "direct submit should pass"
+BRAID_HOME="$bad/direct" ARGO_SERVER= BRAID_SERVER= "$bin" list -o name | grep -qx "$name" || fail "direct list should show $name"
+BRAID_HOME="$bad/direct" ARGO_SERVER= BRAID_SERVER= "$bin" get "$name" | grep -q 'Status: *Pending' || fail "direct get of $name"
 echo "cli-smoke: ok"

@@ -4,42 +4,63 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 
-	"github.com/spf13/cobra"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/braidwf/braid/internal/config"
+	"github.com/braidwf/braid/internal/runtime/local"
+	"github.com/braidwf/braid/internal/server"
 	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/pkg/apiclient/client"
 )
 
-// Direct mode: with no server to talk to, the workflow commands read and
-// change the embedded store under the data directory themselves, as the
-// argo CLI talks to Kubernetes directly when no argo-server is given.
+// Direct mode: with no server to talk to, a command starts braid's API
+// server in-process on the data directory's store, on an in-memory
+// listener, and talks to it with the same client (gRPC, or REST with
+// --argo-http1) as to a remote server. Nothing runs workflows there: a
+// workflow submitted in direct mode runs once `braid server` is started on
+// the same data directory.
 
-// directFlags are the flags every direct-mode command shares.
-type directFlags struct {
-	dataDir   string
-	namespace string
-}
+// directAddress is the name the in-process server is dialled by.
+const directAddress = "braid-direct"
 
-func (f *directFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "where the embedded store lives (default $BRAID_HOME or ~/.braid)")
-	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "default", "namespace")
-}
-
-// openDirect opens the embedded store of an existing data directory.
-func openDirect(ctx context.Context, f directFlags) (*sqlite.Store, *config.Config, error) {
-	cfg, err := config.Load(config.Sources{DataDirFlag: f.dataDir})
+func (g *globalFlags) openDirect(ctx context.Context, cfg *config.Config) (*session, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("open the embedded store: %w", err)
 	}
-	db := cfg.StorePath()
-	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("no braid store in %s: run a workflow first (braid run), or set --data-dir or %s", cfg.DataDir, config.EnvHome)
-	}
-	st, err := sqlite.Open(ctx, db, sqlite.Options{})
+	dataDir := cfg.DataDir
+	srv, err := server.New(server.Options{Store: st,
+		LogPath: func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) }})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open the embedded store: %w", err)
+		return nil, errors.Join(err, st.Close())
 	}
-	return st, cfg, nil
+	lis := bufconn.Listen(1 << 20)
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, lis) }()
+
+	o, err := g.clientOptions(directAddress)
+	if err != nil {
+		cancel()
+		return nil, errors.Join(err, <-served, st.Close())
+	}
+	o.Secure, o.BaseHref = false, ""
+	o.Dial = func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }
+	c, err := client.New(o)
+	if err != nil {
+		cancel()
+		return nil, errors.Join(err, <-served, st.Close())
+	}
+	closeFn := func() error {
+		cerr := c.Close()
+		cancel()
+		return errors.Join(cerr, <-served, st.Close())
+	}
+	return &session{Client: c, namespace: g.ns(), direct: true, dataDir: cfg.DataDir, address: directAddress, closeFn: closeFn}, nil
 }

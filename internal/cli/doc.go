@@ -1,9 +1,24 @@
 // Package cli holds braid's cobra commands. They mirror the argo CLI: the same
-// verbs, the same main flags and the same output formats, so that an Argo
-// user's habits carry over.
+// verbs, the same main flags and the same output formats (internal/printer),
+// so that an Argo user's habits carry over.
+//
+// The workflow commands (submit, list, get, logs, watch, wait, delete,
+// suspend, resume, stop, terminate, retry, resubmit, node set, and lint and
+// version when a server is in use) talk to a server through the generated
+// clients of pkg/apiclient (pkg/apiclient/client: gRPC, or REST with
+// --argo-http1). conn.go picks the server: --argo-server, ARGO_SERVER,
+// BRAID_SERVER, then the server.json a running `braid server` records in
+// the data directory; with none, direct.go starts the API server in-process
+// on the data directory's store over an in-memory listener ("direct mode"),
+// so both modes are one code path. Direct mode runs no workflows.
+//
+// Layout: one file per verb or family (submit.go, list.go, get.go, logs.go,
+// watch.go for watch/wait/--wait/--watch/--log, delete.go, actions.go for
+// suspend/resume/stop/terminate/node, retry.go for retry/resubmit,
+// lint.go + lint_remote.go, version.go); run.go, server.go and embedded.go
+// run workflows in this process.
 //
 // Each command parses its flags into a value, calls the packages below it
-// (spec, and later the server client, controller and engine) and prints. The
-// package owns no logic of its own beyond formatting and exit codes, and it
-// reads no environment variable outside the command that needs it.
+// and prints. The package owns no logic of its own beyond formatting and
+// exit codes; the environment is read through the getenv given to newRoot.
 package cli

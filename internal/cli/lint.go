@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,9 +12,10 @@ import (
 )
 
 type lintFlags struct {
-	output string
-	strict bool
-	kinds  []string
+	output  string
+	strict  bool
+	kinds   []string
+	offline bool
 }
 
 // kindAliases maps the names argo lint accepts in --kinds to kinds.
@@ -25,7 +27,7 @@ var kindAliases = map[string]string{
 	"workfloweventbindings": "WorkflowEventBinding", "workfloweventbinding": "WorkflowEventBinding",
 }
 
-func newLintCommand(s streams) *cobra.Command {
+func newLintCommand(s streams, g *globalFlags) *cobra.Command {
 	f := lintFlags{}
 	cmd := &cobra.Command{
 		Use:   "lint FILE|DIR...",
@@ -33,21 +35,38 @@ func newLintCommand(s streams) *cobra.Command {
 		Long: `Validate files or directories of Argo manifests (Workflow, WorkflowTemplate,
 ClusterWorkflowTemplate, CronWorkflow, WorkflowEventBinding), as argo lint does.
 Documents of other kinds are skipped with a note. "-" reads standard input.
-The exit code is 1 when any error is found.`,
+The exit code is 1 when any error is found. When a server is in use
+(--argo-server, ARGO_SERVER, BRAID_SERVER or a running braid server on the
+data directory) each object is checked by the server's lint API, as argo lint
+does; otherwise, or with --offline, it is checked here.`,
 		Example: `  braid lint wf.yaml
   braid lint -o json manifests/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runLint(s, f, args)
+			if f.offline {
+				return runLint(cmd.Context(), s, f, args, nil)
+			}
+			sess, err := g.connectServer(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if sess == nil {
+				return runLint(cmd.Context(), s, f, args, nil)
+			}
+			defer sess.Close()
+			return runLint(cmd.Context(), s, f, args, sess)
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "pretty", "output format: pretty, simple or json")
 	cmd.Flags().BoolVar(&f.strict, "strict", true, "reject unknown fields, duplicate keys and values of the wrong kind")
+	cmd.Flags().BoolVar(&f.offline, "offline", false, "lint here, without a server, even when one is in use")
 	cmd.Flags().StringSliceVar(&f.kinds, "kinds", nil, "kinds to lint: workflows, workflowtemplates, clusterworkflowtemplates, cronworkflows, workfloweventbindings (default all)")
 	return cmd
 }
 
-func runLint(s streams, f lintFlags, args []string) error {
+// runLint lints the files here, or through the server of sess when it is
+// not nil.
+func runLint(ctx context.Context, s streams, f lintFlags, args []string, sess *session) error {
 	opts := spec.LintOptions{Mode: spec.Strict}
 	if !f.strict {
 		opts.Mode = spec.Lenient
@@ -62,7 +81,13 @@ func runLint(s streams, f lintFlags, args []string) error {
 	if f.output != "pretty" && f.output != "simple" && f.output != "json" {
 		return &exitError{code: 2, err: fmt.Errorf("unknown output format %q: use pretty, simple or json", f.output)}
 	}
-	res, err := spec.LintPaths(args, opts)
+	var res *spec.LintResult
+	var err error
+	if sess == nil {
+		res, err = spec.LintPaths(args, opts)
+	} else {
+		res, err = lintRemote(ctx, sess, args, opts)
+	}
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}

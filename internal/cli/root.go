@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 )
@@ -31,7 +32,7 @@ type streams struct {
 // Main runs the braid command line with args and returns the exit code.
 func Main(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
 	s := streams{in: in, out: out, err: errOut}
-	root := newRoot(s)
+	root := newRoot(s, os.Getenv)
 	root.SetArgs(args)
 	root.SetIn(in)
 	root.SetOut(out)
@@ -51,15 +52,20 @@ func Main(ctx context.Context, args []string, in io.Reader, out, errOut io.Write
 	return 1
 }
 
-func newRoot(s streams) *cobra.Command {
+func newRoot(s streams, getenv func(string) string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "braid",
 		Short:         "braid runs Argo Workflows specs, on one machine or on Kubernetes",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(s), newLintCommand(s), newRunCommand(s),
-		newListCommand(s), newGetCommand(s), newDeleteCommand(s), newLogsCommand(s), newServerCommand(s))
+	g := &globalFlags{getenv: getenv}
+	g.register(root.PersistentFlags())
+	root.AddCommand(newVersionCommand(s, g), newLintCommand(s, g), newRunCommand(s), newServerCommand(s),
+		newSubmitCommand(s, g), newListCommand(s, g), newGetCommand(s, g), newDeleteCommand(s, g),
+		newLogsCommand(s, g), newWatchCommand(s, g), newWaitCommand(s, g),
+		newSuspendCommand(s, g), newResumeCommand(s, g), newStopCommand(s, g), newTerminateCommand(s, g),
+		newRetryCommand(s, g), newResubmitCommand(s, g), newNodeCommand(s, g))
 	root.AddCommand(newBuiltinCommands(s)...)
 	return root
 }

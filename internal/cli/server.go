@@ -14,8 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/braidwf/braid/internal/config"
+	"github.com/braidwf/braid/internal/controller"
+	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/server"
-	"github.com/braidwf/braid/internal/store/sqlite"
 )
 
 type serverFlags struct {
@@ -34,10 +35,10 @@ func newServerCommand(s streams) *cobra.Command {
 or --data-dir). One port serves gRPC and HTTP/1.1: the same REST paths and JSON
 as argo-server's /api/v1, plus /healthz and /readyz.
 
-Served so far: WorkflowService Create, Get, List, Delete and Lint, and
-InfoService GetInfo and GetVersion. Workflows created through the server are
-validated and stored, but not run yet: running them through the server comes
-next (use braid run to run a workflow now).`,
+The server runs every workflow submitted to it, and on start every workflow
+that a previous server left unfinished: steps that had completed are never
+run again. The address is recorded in <data dir>/server.json, where the braid
+CLI finds it when no --argo-server is given.`,
 		Example: `  braid server
   braid server --port 2746 --address 0.0.0.0
   curl -s localhost:2746/api/v1/version`,
@@ -57,25 +58,35 @@ next (use braid run to run a workflow now).`,
 func runServer(ctx context.Context, s streams, f serverFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := config.Load(config.Sources{DataDirFlag: f.dataDir, ConfigFlag: f.configFile})
+	e, err := openEmbedded(ctx, f.dataDir, f.configFile)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
 	log := slog.New(slog.NewTextHandler(s.err, nil))
-	st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{Logger: log})
+	mgr, err := e.ctl.NewManager(e.store, controller.StoreTemplates(e.store))
 	if err != nil {
-		return fmt.Errorf("open the embedded store: %w", err)
+		return errors.Join(err, e.Close())
 	}
-	srv, err := server.New(server.Options{Store: st, Logger: log})
+	dataDir := e.cfg.DataDir
+	srv, err := server.New(server.Options{Store: e.store, Logger: log,
+		LogPath: func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) }})
 	if err != nil {
-		return errors.Join(err, st.Close())
+		return errors.Join(err, e.Close())
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(f.address, strconv.Itoa(f.port)))
 	if err != nil {
-		return errors.Join(fmt.Errorf("listen: %w", err), st.Close())
+		return errors.Join(fmt.Errorf("listen: %w", err), e.Close())
 	}
-	return errors.Join(srv.Serve(ctx, l), st.Close())
+	info := config.ServerFile(dataDir)
+	if err := config.WriteServerInfo(info, config.ServerInfo{Address: l.Addr().String(), PID: os.Getpid()}); err != nil {
+		log.Warn("cannot record the server's address", "file", info, "err", err)
+	}
+	defer os.Remove(info)
+
+	mctx, cancel := context.WithCancel(ctx)
+	mdone := make(chan error, 1)
+	go func() { mdone <- mgr.Run(mctx) }()
+	serr := srv.Serve(ctx, l)
+	cancel()
+	return errors.Join(serr, <-mdone, e.Close())
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/wfops"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -64,15 +65,12 @@ func New(o Options) (*Controller, error) {
 	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits}, nil
 }
 
-// RetryGenerationAnnotation counts the manual retries of a workflow
-// (braid retry). A retry creates again nodes with the IDs they had before;
-// the generation gives their runs new IDs.
-const RetryGenerationAnnotation = "braid.dev/retry-generation"
-
-// RunID is the runtime's ID for a workflow's node.
+// RunID is the runtime's ID for a workflow's node. A manual retry (braid
+// retry) creates again nodes with the IDs they had before; its generation
+// gives their runs new IDs.
 func RunID(wf *v1alpha1.Workflow, nodeID string) string {
 	id := string(wf.UID) + "-" + nodeID
-	if g := wf.Annotations[RetryGenerationAnnotation]; g != "" && g != "0" {
+	if g := wf.Annotations[wfops.AnnotationRetryGeneration]; g != "" && g != "0" {
 		id += "-r" + g
 	}
 	return id

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/internal/store"
@@ -91,6 +93,7 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 
 // reconcile runs one decide-persist-act cycle.
 func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
+	before := statusWithoutNodes(&d.wf.Status)
 	res, err := engine.Reconcile(engine.Snapshot{
 		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
 		Relaunch: d.relaunch,
@@ -100,9 +103,11 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)
 	}
 	d.wf.Status = res.Status
-	setPhaseLabels(d.wf)
-	if err := d.persist(ctx, res.Changed); err != nil {
-		return res, fmt.Errorf("persist %s: %w", d.wf.Name, err)
+	labelsChanged := setPhaseLabels(d.wf)
+	if d.specChanged || labelsChanged || len(res.Changed) > 0 || !sameStatus(before, &d.wf.Status) {
+		if err := d.persist(ctx, res.Changed); err != nil {
+			return res, fmt.Errorf("persist %s: %w", d.wf.Name, err)
+		}
 	}
 	d.forgetMerged()
 	if d.req.Observe != nil && len(res.Changed) > 0 {
@@ -177,26 +182,29 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 		defer d.timer.Stop()
 		timeout = d.timer.C
 	}
-	select {
-	case ev := <-d.events:
-		d.record(ev)
-		if !ev.Phase.Completed() {
-			d.settle(ctx)
-		}
-	case <-d.req.changes:
-		if d.req.h.stale() {
+	for {
+		select {
+		case ev := <-d.events:
+			d.record(ev)
+			if !ev.Phase.Completed() {
+				d.settle(ctx)
+			}
+		case <-d.req.changes:
+			if !d.req.h.stale() {
+				continue // the watch reporting this driver's own write
+			}
 			if err := d.reload(ctx); err != nil {
 				return err
 			}
+		case <-timeout:
+		case s := <-d.req.Shutdown:
+			d.shutdown(s)
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-	case <-timeout:
-	case s := <-d.req.Shutdown:
-		d.shutdown(s)
-	case <-ctx.Done():
-		return ctx.Err()
+		d.drain()
+		return nil
 	}
-	d.drain()
-	return nil
 }
 
 // runningGrace is how long a lone "started" report waits for the step's
@@ -252,18 +260,39 @@ func (d *driver) record(ev runtime.StepEvent) {
 	}
 }
 
-// setPhaseLabels keeps the labels Argo sets on a workflow in step with its phase.
-func setPhaseLabels(wf *v1alpha1.Workflow) {
+// setPhaseLabels keeps the labels Argo sets on a workflow in step with its
+// phase; it reports whether they changed.
+func setPhaseLabels(wf *v1alpha1.Workflow) bool {
 	if wf.Status.Phase == "" {
-		return
+		return false
+	}
+	completed := "false"
+	if wf.Status.Phase.Completed() {
+		completed = "true"
+	}
+	const phaseLabel, completedLabel = "workflows.argoproj.io/phase", "workflows.argoproj.io/completed"
+	if wf.Labels[phaseLabel] == string(wf.Status.Phase) && wf.Labels[completedLabel] == completed {
+		return false
 	}
 	if wf.Labels == nil {
 		wf.Labels = map[string]string{}
 	}
-	wf.Labels["workflows.argoproj.io/phase"] = string(wf.Status.Phase)
-	if wf.Status.Phase.Completed() {
-		wf.Labels["workflows.argoproj.io/completed"] = "true"
-	} else {
-		wf.Labels["workflows.argoproj.io/completed"] = "false"
-	}
+	wf.Labels[phaseLabel] = string(wf.Status.Phase)
+	wf.Labels[completedLabel] = completed
+	return true
+}
+
+// statusWithoutNodes is a copy of the status minus its nodes, cheap to
+// compare: a reconcile that changed neither a node nor the rest of the
+// status writes nothing.
+func statusWithoutNodes(s *v1alpha1.WorkflowStatus) *v1alpha1.WorkflowStatus {
+	c := *s
+	c.Nodes = nil
+	return c.DeepCopy()
+}
+
+func sameStatus(before, after *v1alpha1.WorkflowStatus) bool {
+	a := *after
+	a.Nodes = nil
+	return equality.Semantic.DeepEqual(before, &a)
 }

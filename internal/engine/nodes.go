@@ -82,6 +82,8 @@ func isDaemoned(n v1alpha1.NodeStatus) bool { return n.Daemoned != nil && *n.Dae
 
 func isHooked(n v1alpha1.NodeStatus) bool { return n.NodeFlag != nil && n.NodeFlag.Hooked }
 
+func isRetried(n v1alpha1.NodeStatus) bool { return n.NodeFlag != nil && n.NodeFlag.Retried }
+
 // isLeafType reports whether nodes of type t stand for a process the runtime
 // runs (the nodes that get a Launch).
 func isLeafType(t v1alpha1.NodeType) bool {
@@ -255,15 +257,17 @@ func sortedIDs(nodes v1alpha1.Nodes) []string {
 	return ids
 }
 
-// lastAttempt returns the attempts of a Retry node (its children that are
+// attempts returns the attempts of a Retry node (its children that are
 // not hooks) and the last of them (ctl/operator.go
-// getChildNodeIdsAndLastRetriedNode).
+// getChildNodeIdsAndLastRetriedNode). The attempts of a Retry node that is
+// itself a hook (an exit handler that retries) carry the hooked flag too:
+// the retried flag tells them from the Retry node's own hooks.
 func (r *run) attempts(retry v1alpha1.NodeStatus) ([]string, *v1alpha1.NodeStatus) {
 	var ids []string
 	var last *v1alpha1.NodeStatus
 	for _, c := range retry.Children {
 		n, ok := r.nodes[c]
-		if !ok || isHooked(n) {
+		if !ok || (isHooked(n) && !isRetried(n)) {
 			continue
 		}
 		ids = append(ids, c)
@@ -289,7 +293,7 @@ func (r *run) lastAttemptOf(n v1alpha1.NodeStatus) v1alpha1.NodeStatus {
 // node has finished (common.CheckAllHooksFullfilled).
 func (r *run) hooksFulfilled(n v1alpha1.NodeStatus) bool {
 	for _, c := range n.Children {
-		if cn, ok := r.nodes[c]; ok && isHooked(cn) && !fulfilled(cn) {
+		if cn, ok := r.nodes[c]; ok && isHooked(cn) && !isRetried(cn) && !fulfilled(cn) {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,8 +25,13 @@ import (
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/version"
+	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
+	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
+	"github.com/braidwf/braid/pkg/apiclient/event"
 	"github.com/braidwf/braid/pkg/apiclient/info"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
+	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
 )
 
 // Store is what the server needs from a store (internal/store/sqlite.Store
@@ -34,7 +40,11 @@ type Store interface {
 	Get(ctx context.Context, kind store.Kind, namespace, name string) (store.Object, error)
 	List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error)
 	Create(ctx context.Context, obj store.Object) error
+	// Update fails with store.ErrConflict on a stale resourceVersion.
+	Update(ctx context.Context, obj store.Object) error
 	Delete(ctx context.Context, kind store.Kind, namespace, name string) error
+	// Watch streams changes from now on; a closed channel means "watch again".
+	Watch(ctx context.Context, kind store.Kind, namespace string) (<-chan store.Event, error)
 }
 
 // Compile-time guards.
@@ -42,6 +52,12 @@ var (
 	_ Store                          = (*sqlite.Store)(nil)
 	_ workflow.WorkflowServiceServer = (*workflowServer)(nil)
 	_ info.InfoServiceServer         = (*infoServer)(nil)
+
+	_ workflowtemplate.WorkflowTemplateServiceServer               = (*templateServer)(nil)
+	_ clusterworkflowtemplate.ClusterWorkflowTemplateServiceServer = (*clusterTemplateServer)(nil)
+	_ cronworkflow.CronWorkflowServiceServer                       = (*cronServer)(nil)
+	_ workflowarchive.ArchivedWorkflowServiceServer                = (*archiveServer)(nil)
+	_ event.EventServiceServer                                     = (*eventServer)(nil)
 )
 
 // DefaultMaxRequestBytes bounds a request body (REST) or message (gRPC).
@@ -51,6 +67,8 @@ const DefaultMaxRequestBytes = 16 << 20
 type Options struct {
 	Store  Store
 	Logger *slog.Logger // nil: discard
+	// LogPath finds the kept log of a step; nil: the server serves no logs.
+	LogPath LogPath
 	// Version is reported by GetVersion and in the Argo-Version header;
 	// zero: version.Get().
 	Version version.Info
@@ -61,6 +79,8 @@ type Options struct {
 	MaxRequestBytes int64
 	// ShutdownTimeout bounds a graceful stop; 0: 5s.
 	ShutdownTimeout time.Duration
+	// KeepAlive is the interval of SSE keep-alive comments; 0: 15s.
+	KeepAlive time.Duration
 }
 
 // Server serves the API. Create it with New and run it with Serve.
@@ -70,6 +90,9 @@ type Server struct {
 	grpc    *grpc.Server
 	http    http.Handler
 	serving atomic.Bool
+	// stopping closes when Serve begins to stop: it ends open streams.
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 // New builds a Server: it registers the gRPC services and the REST gateway.
@@ -89,17 +112,23 @@ func New(opts Options) (*Server, error) {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 5 * time.Second
 	}
-	s := &Server{opts: opts, log: opts.Logger}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = keepAliveInterval
+	}
+	s := &Server{opts: opts, log: opts.Logger, stopping: make(chan struct{})}
 
-	wfs := &workflowServer{store: opts.Store, log: opts.Logger}
+	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath}
 	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
 
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(int(opts.MaxRequestBytes)),
 		grpc.ChainUnaryInterceptor(s.versionHeader),
+		grpc.ChainStreamInterceptor(stopStreams(s.stopping)),
 	)
+	svcs := newKindServers(opts.Store, opts.Logger)
 	workflow.RegisterWorkflowServiceServer(s.grpc, wfs)
 	info.RegisterInfoServiceServer(s.grpc, infos)
+	svcs.registerGRPC(s.grpc)
 
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &compactJSONPb{runtime.JSONPb{
@@ -121,6 +150,13 @@ func New(opts Options) (*Server, error) {
 	}
 	if err := info.RegisterInfoServiceHandlerServer(ctx, gw, infos); err != nil {
 		return nil, fmt.Errorf("server: register info gateway: %w", err)
+	}
+	if err := svcs.registerGateway(ctx, gw); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	// After the generated handlers, whose streaming stubs these replace.
+	if err := registerStreams(gw, wfs, s.stopping, opts.KeepAlive); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 
 	mux := http.NewServeMux()
@@ -169,6 +205,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	case err = <-errc:
 	}
 	s.serving.Store(false)
+	s.stopOnce.Do(func() { close(s.stopping) })
 
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()

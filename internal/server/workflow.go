@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -31,8 +32,10 @@ const generateNameAttempts = 8
 
 type workflowServer struct {
 	workflow.UnimplementedWorkflowServiceServer
-	store Store
-	log   *slog.Logger
+	store   Store
+	log     *slog.Logger
+	logPath LogPath          // nil: no logs
+	clock   func() time.Time // nil: time.Now
 }
 
 func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.WorkflowCreateRequest) (*structpb.Struct, error) {
@@ -49,21 +52,11 @@ func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.Workf
 		}
 		return toStruct(wf)
 	}
-	if wf.Name != "" {
-		if err := s.store.Create(ctx, wf); err != nil {
-			return nil, storeError(err, wf.Name)
-		}
-		return toStruct(wf)
+	if err := s.expand(ctx, wf); err != nil {
+		return nil, err
 	}
-	for range generateNameAttempts {
-		wf.Name = sqlite.GenerateName(wf.GenerateName)
-		err = s.store.Create(ctx, wf)
-		if !errors.Is(err, store.ErrAlreadyExists) {
-			break
-		}
-	}
-	if err != nil {
-		return nil, storeError(err, wf.Name)
+	if err := s.createNamed(ctx, wf, nil); err != nil {
+		return nil, err
 	}
 	s.log.Info("workflow created", "namespace", wf.Namespace, "name", wf.Name)
 	return toStruct(wf)
@@ -180,7 +173,7 @@ func (s *workflowServer) admit(ctx context.Context, namespace string, in *struct
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "workflow: %v", err)
 	}
-	docs, err := spec.Load("", data, spec.Lenient)
+	docs, err := spec.Load("", data, spec.Strict)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

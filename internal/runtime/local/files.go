@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -66,7 +67,9 @@ func (rt *Runtime) createDir(run runtime.Run, dir string) (known bool, err error
 	}
 	err = os.Mkdir(dir, 0o755)
 	if errors.Is(err, fs.ErrExist) {
-		if err := os.RemoveAll(dir); err != nil {
+		// An earlier run of the same pod (before a manual retry): keep its
+		// log beside, as <pod>.1, <pod>.2, ...
+		if err := keepAside(dir); err != nil {
 			return false, err
 		}
 		err = os.Mkdir(dir, 0o755)
@@ -74,8 +77,18 @@ func (rt *Runtime) createDir(run runtime.Run, dir string) (known bool, err error
 	return false, err
 }
 
-// record adds the run to the index (one append, no directory change). It
-// is done once the process runs, off the path from Start to exec.
+// keepAside renames dir to the first free <dir>.<n>.
+func keepAside(dir string) error {
+	for n := 1; ; n++ {
+		to := dir + "." + strconv.Itoa(n)
+		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			return os.Rename(dir, to)
+		}
+	}
+}
+
+// record adds the run to the index (one append, no directory change),
+// before the process starts: the journal is written ahead of the action.
 func (rt *Runtime) record(s *step) {
 	if err := rt.idx.started(s.id, s.dir); err != nil {
 		rt.log.Warn("cannot index a run", "run", s.id, "err", err)

@@ -281,14 +281,14 @@ func (rt *Runtime) emit(s *step, ev runtime.StepEvent) {
 	rt.events.Push(ev)
 }
 
-// finish reports a run's final event, once: it is queued, recorded in the
-// index (after the event, off the path to the next step), and the run is
-// marked done.
+// finish reports a run's final event, once: it is recorded in the index,
+// then queued, and the run is marked done. Recording first means that a
+// braid killed at any moment finds every result it may have acted on.
 func (rt *Runtime) finish(s *step, ev runtime.StepEvent) {
-	rt.emit(s, ev)
 	if err := rt.idx.finished(s.id, s.dir, ev); err != nil {
 		rt.log.Warn("cannot write a step's result", "run", s.id, "err", err)
 	}
+	rt.emit(s, ev)
 	close(s.done)
 	rt.retire(s.id)
 	rt.log.Debug("step finished", "run", s.id, "phase", ev.Phase, "message", ev.Message)

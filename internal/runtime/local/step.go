@@ -100,6 +100,10 @@ func (rt *Runtime) launch(s *step, run runtime.Run) {
 		rt.fail(s, v1alpha1.NodeFailed, reason)
 		return
 	}
+	// Journal the run before it starts, so that a braid killed at any
+	// moment never forgets a step that ran: the next one reports it (lost
+	// or finished) instead of starting it again.
+	rt.record(s)
 	proc, err := os.StartProcess(p.argv[0], p.argv, attr)
 	if err != nil {
 		s.exited = true
@@ -124,7 +128,6 @@ func (rt *Runtime) launch(s *step, run runtime.Run) {
 
 	rt.emit(s, runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: v1alpha1.NodeRunning, StartedAt: started})
 	go rt.wait(s, run, p, proc, started, pr, logf)
-	rt.record(s)
 	rt.log.Debug("step started", "run", s.id, "pid", proc.Pid, "argv", p.argv)
 }
 

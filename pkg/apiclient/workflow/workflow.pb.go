@@ -17,6 +17,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	structpb "google.golang.org/protobuf/types/known/structpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -782,11 +783,1192 @@ func (x *WorkflowLintRequest) GetWorkflow() *structpb.Struct {
 	return nil
 }
 
+type WorkflowResubmitRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Memoized  bool                   `protobuf:"varint,3,opt,name=memoized,proto3" json:"memoized,omitempty"`
+	// "k=v" each.
+	Parameters    []string `protobuf:"bytes,5,rep,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowResubmitRequest) Reset() {
+	*x = WorkflowResubmitRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowResubmitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowResubmitRequest) ProtoMessage() {}
+
+func (x *WorkflowResubmitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowResubmitRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowResubmitRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *WorkflowResubmitRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowResubmitRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WorkflowResubmitRequest) GetMemoized() bool {
+	if x != nil {
+		return x.Memoized
+	}
+	return false
+}
+
+func (x *WorkflowResubmitRequest) GetParameters() []string {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+type WorkflowRetryRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace         string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	RestartSuccessful bool                   `protobuf:"varint,3,opt,name=restartSuccessful,proto3" json:"restartSuccessful,omitempty"`
+	NodeFieldSelector string                 `protobuf:"bytes,4,opt,name=nodeFieldSelector,proto3" json:"nodeFieldSelector,omitempty"`
+	// "k=v" each.
+	Parameters    []string `protobuf:"bytes,5,rep,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowRetryRequest) Reset() {
+	*x = WorkflowRetryRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowRetryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowRetryRequest) ProtoMessage() {}
+
+func (x *WorkflowRetryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowRetryRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowRetryRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *WorkflowRetryRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowRetryRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WorkflowRetryRequest) GetRestartSuccessful() bool {
+	if x != nil {
+		return x.RestartSuccessful
+	}
+	return false
+}
+
+func (x *WorkflowRetryRequest) GetNodeFieldSelector() string {
+	if x != nil {
+		return x.NodeFieldSelector
+	}
+	return ""
+}
+
+func (x *WorkflowRetryRequest) GetParameters() []string {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+type WorkflowResumeRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace         string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	NodeFieldSelector string                 `protobuf:"bytes,3,opt,name=nodeFieldSelector,proto3" json:"nodeFieldSelector,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *WorkflowResumeRequest) Reset() {
+	*x = WorkflowResumeRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowResumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowResumeRequest) ProtoMessage() {}
+
+func (x *WorkflowResumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowResumeRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowResumeRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *WorkflowResumeRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowResumeRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WorkflowResumeRequest) GetNodeFieldSelector() string {
+	if x != nil {
+		return x.NodeFieldSelector
+	}
+	return ""
+}
+
+type WorkflowTerminateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace     string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowTerminateRequest) Reset() {
+	*x = WorkflowTerminateRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowTerminateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowTerminateRequest) ProtoMessage() {}
+
+func (x *WorkflowTerminateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowTerminateRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowTerminateRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *WorkflowTerminateRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowTerminateRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+type WorkflowStopRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace         string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	NodeFieldSelector string                 `protobuf:"bytes,3,opt,name=nodeFieldSelector,proto3" json:"nodeFieldSelector,omitempty"`
+	Message           string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *WorkflowStopRequest) Reset() {
+	*x = WorkflowStopRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowStopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowStopRequest) ProtoMessage() {}
+
+func (x *WorkflowStopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowStopRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowStopRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *WorkflowStopRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowStopRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WorkflowStopRequest) GetNodeFieldSelector() string {
+	if x != nil {
+		return x.NodeFieldSelector
+	}
+	return ""
+}
+
+func (x *WorkflowStopRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type WorkflowSetRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace         string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	NodeFieldSelector string                 `protobuf:"bytes,3,opt,name=nodeFieldSelector,proto3" json:"nodeFieldSelector,omitempty"`
+	Message           string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Phase             string                 `protobuf:"bytes,5,opt,name=phase,proto3" json:"phase,omitempty"`
+	// A JSON object of output parameter values: {"k":"v"}.
+	OutputParameters string `protobuf:"bytes,6,opt,name=outputParameters,proto3" json:"outputParameters,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *WorkflowSetRequest) Reset() {
+	*x = WorkflowSetRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowSetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowSetRequest) ProtoMessage() {}
+
+func (x *WorkflowSetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowSetRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowSetRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *WorkflowSetRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowSetRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WorkflowSetRequest) GetNodeFieldSelector() string {
+	if x != nil {
+		return x.NodeFieldSelector
+	}
+	return ""
+}
+
+func (x *WorkflowSetRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *WorkflowSetRequest) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *WorkflowSetRequest) GetOutputParameters() string {
+	if x != nil {
+		return x.OutputParameters
+	}
+	return ""
+}
+
+type WorkflowSuspendRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace     string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowSuspendRequest) Reset() {
+	*x = WorkflowSuspendRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowSuspendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowSuspendRequest) ProtoMessage() {}
+
+func (x *WorkflowSuspendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowSuspendRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowSuspendRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WorkflowSuspendRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowSuspendRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+// Mirrors k8s core/v1 PodLogOptions (query keys logOptions.*). sinceTime is
+// a Timestamp: on the wire it has metav1.Time's shape, and in JSON (and
+// query parameters) it is an RFC 3339 string, as metav1.Time is.
+type PodLogOptions struct {
+	state                        protoimpl.MessageState `protogen:"open.v1"`
+	Container                    string                 `protobuf:"bytes,1,opt,name=container,proto3" json:"container,omitempty"`
+	Follow                       bool                   `protobuf:"varint,2,opt,name=follow,proto3" json:"follow,omitempty"`
+	Previous                     bool                   `protobuf:"varint,3,opt,name=previous,proto3" json:"previous,omitempty"`
+	SinceSeconds                 *int64                 `protobuf:"varint,4,opt,name=sinceSeconds,proto3,oneof" json:"sinceSeconds,omitempty"`
+	SinceTime                    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=sinceTime,proto3" json:"sinceTime,omitempty"`
+	Timestamps                   bool                   `protobuf:"varint,6,opt,name=timestamps,proto3" json:"timestamps,omitempty"`
+	TailLines                    *int64                 `protobuf:"varint,7,opt,name=tailLines,proto3,oneof" json:"tailLines,omitempty"`
+	LimitBytes                   *int64                 `protobuf:"varint,8,opt,name=limitBytes,proto3,oneof" json:"limitBytes,omitempty"`
+	InsecureSkipTLSVerifyBackend bool                   `protobuf:"varint,9,opt,name=insecureSkipTLSVerifyBackend,proto3" json:"insecureSkipTLSVerifyBackend,omitempty"`
+	// "All" (default), "Stdout" or "Stderr".
+	Stream        *string `protobuf:"bytes,10,opt,name=stream,proto3,oneof" json:"stream,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodLogOptions) Reset() {
+	*x = PodLogOptions{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodLogOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodLogOptions) ProtoMessage() {}
+
+func (x *PodLogOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodLogOptions.ProtoReflect.Descriptor instead.
+func (*PodLogOptions) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PodLogOptions) GetContainer() string {
+	if x != nil {
+		return x.Container
+	}
+	return ""
+}
+
+func (x *PodLogOptions) GetFollow() bool {
+	if x != nil {
+		return x.Follow
+	}
+	return false
+}
+
+func (x *PodLogOptions) GetPrevious() bool {
+	if x != nil {
+		return x.Previous
+	}
+	return false
+}
+
+func (x *PodLogOptions) GetSinceSeconds() int64 {
+	if x != nil && x.SinceSeconds != nil {
+		return *x.SinceSeconds
+	}
+	return 0
+}
+
+func (x *PodLogOptions) GetSinceTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SinceTime
+	}
+	return nil
+}
+
+func (x *PodLogOptions) GetTimestamps() bool {
+	if x != nil {
+		return x.Timestamps
+	}
+	return false
+}
+
+func (x *PodLogOptions) GetTailLines() int64 {
+	if x != nil && x.TailLines != nil {
+		return *x.TailLines
+	}
+	return 0
+}
+
+func (x *PodLogOptions) GetLimitBytes() int64 {
+	if x != nil && x.LimitBytes != nil {
+		return *x.LimitBytes
+	}
+	return 0
+}
+
+func (x *PodLogOptions) GetInsecureSkipTLSVerifyBackend() bool {
+	if x != nil {
+		return x.InsecureSkipTLSVerifyBackend
+	}
+	return false
+}
+
+func (x *PodLogOptions) GetStream() string {
+	if x != nil && x.Stream != nil {
+		return *x.Stream
+	}
+	return ""
+}
+
+type WorkflowLogRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Namespace  string                 `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	PodName    string                 `protobuf:"bytes,3,opt,name=podName,proto3" json:"podName,omitempty"`
+	LogOptions *PodLogOptions         `protobuf:"bytes,4,opt,name=logOptions,proto3" json:"logOptions,omitempty"`
+	// A regular expression the lines must match.
+	Grep string `protobuf:"bytes,5,opt,name=grep,proto3" json:"grep,omitempty"`
+	// A label selector added to the workflow's pod selector.
+	Selector      string `protobuf:"bytes,6,opt,name=selector,proto3" json:"selector,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowLogRequest) Reset() {
+	*x = WorkflowLogRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowLogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowLogRequest) ProtoMessage() {}
+
+func (x *WorkflowLogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowLogRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowLogRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *WorkflowLogRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WorkflowLogRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WorkflowLogRequest) GetPodName() string {
+	if x != nil {
+		return x.PodName
+	}
+	return ""
+}
+
+func (x *WorkflowLogRequest) GetLogOptions() *PodLogOptions {
+	if x != nil {
+		return x.LogOptions
+	}
+	return nil
+}
+
+func (x *WorkflowLogRequest) GetGrep() string {
+	if x != nil {
+		return x.Grep
+	}
+	return ""
+}
+
+func (x *WorkflowLogRequest) GetSelector() string {
+	if x != nil {
+		return x.Selector
+	}
+	return ""
+}
+
+type WatchWorkflowsRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Namespace   string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	ListOptions *ListOptions           `protobuf:"bytes,2,opt,name=listOptions,proto3" json:"listOptions,omitempty"`
+	// Comma-separated paths relative to the stream envelope
+	// (result.object.metadata.name); a leading "-" drops them instead.
+	Fields        string `protobuf:"bytes,3,opt,name=fields,proto3" json:"fields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchWorkflowsRequest) Reset() {
+	*x = WatchWorkflowsRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchWorkflowsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchWorkflowsRequest) ProtoMessage() {}
+
+func (x *WatchWorkflowsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchWorkflowsRequest.ProtoReflect.Descriptor instead.
+func (*WatchWorkflowsRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *WatchWorkflowsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WatchWorkflowsRequest) GetListOptions() *ListOptions {
+	if x != nil {
+		return x.ListOptions
+	}
+	return nil
+}
+
+func (x *WatchWorkflowsRequest) GetFields() string {
+	if x != nil {
+		return x.Fields
+	}
+	return ""
+}
+
+type WorkflowWatchEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ADDED, MODIFIED or DELETED.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// A Workflow (pkg/apis/v1alpha1) as JSON.
+	Object        *structpb.Struct `protobuf:"bytes,2,opt,name=object,proto3" json:"object,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowWatchEvent) Reset() {
+	*x = WorkflowWatchEvent{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowWatchEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowWatchEvent) ProtoMessage() {}
+
+func (x *WorkflowWatchEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowWatchEvent.ProtoReflect.Descriptor instead.
+func (*WorkflowWatchEvent) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *WorkflowWatchEvent) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *WorkflowWatchEvent) GetObject() *structpb.Struct {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+type WatchEventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	ListOptions   *ListOptions           `protobuf:"bytes,2,opt,name=listOptions,proto3" json:"listOptions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchEventsRequest) Reset() {
+	*x = WatchEventsRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchEventsRequest) ProtoMessage() {}
+
+func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
+func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *WatchEventsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WatchEventsRequest) GetListOptions() *ListOptions {
+	if x != nil {
+		return x.ListOptions
+	}
+	return nil
+}
+
+type LogEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Content       string                 `protobuf:"bytes,1,opt,name=content,proto3" json:"content,omitempty"`
+	PodName       string                 `protobuf:"bytes,2,opt,name=podName,proto3" json:"podName,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogEntry) Reset() {
+	*x = LogEntry{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogEntry) ProtoMessage() {}
+
+func (x *LogEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogEntry.ProtoReflect.Descriptor instead.
+func (*LogEntry) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *LogEntry) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *LogEntry) GetPodName() string {
+	if x != nil {
+		return x.PodName
+	}
+	return ""
+}
+
+// Mirrors k8s metav1.OwnerReference.
+type OwnerReference struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	ApiVersion         string                 `protobuf:"bytes,5,opt,name=apiVersion,proto3" json:"apiVersion,omitempty"`
+	Kind               string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Name               string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Uid                string                 `protobuf:"bytes,4,opt,name=uid,proto3" json:"uid,omitempty"`
+	Controller         *bool                  `protobuf:"varint,6,opt,name=controller,proto3,oneof" json:"controller,omitempty"`
+	BlockOwnerDeletion *bool                  `protobuf:"varint,7,opt,name=blockOwnerDeletion,proto3,oneof" json:"blockOwnerDeletion,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *OwnerReference) Reset() {
+	*x = OwnerReference{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OwnerReference) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OwnerReference) ProtoMessage() {}
+
+func (x *OwnerReference) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OwnerReference.ProtoReflect.Descriptor instead.
+func (*OwnerReference) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *OwnerReference) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
+func (x *OwnerReference) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OwnerReference) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OwnerReference) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
+func (x *OwnerReference) GetController() bool {
+	if x != nil && x.Controller != nil {
+		return *x.Controller
+	}
+	return false
+}
+
+func (x *OwnerReference) GetBlockOwnerDeletion() bool {
+	if x != nil && x.BlockOwnerDeletion != nil {
+		return *x.BlockOwnerDeletion
+	}
+	return false
+}
+
+// Argo's SubmitOpts: how SubmitWorkflow builds a Workflow from a
+// WorkflowTemplate, ClusterWorkflowTemplate or CronWorkflow.
+type SubmitOpts struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	GenerateName string                 `protobuf:"bytes,2,opt,name=generateName,proto3" json:"generateName,omitempty"`
+	EntryPoint   string                 `protobuf:"bytes,3,opt,name=entryPoint,proto3" json:"entryPoint,omitempty"`
+	// "k=v" each.
+	Parameters     []string `protobuf:"bytes,4,rep,name=parameters,proto3" json:"parameters,omitempty"`
+	ServiceAccount string   `protobuf:"bytes,5,opt,name=serviceAccount,proto3" json:"serviceAccount,omitempty"`
+	DryRun         bool     `protobuf:"varint,6,opt,name=dryRun,proto3" json:"dryRun,omitempty"`
+	ServerDryRun   bool     `protobuf:"varint,7,opt,name=serverDryRun,proto3" json:"serverDryRun,omitempty"`
+	// "a=b,c=d".
+	Labels         string          `protobuf:"bytes,8,opt,name=labels,proto3" json:"labels,omitempty"`
+	OwnerReference *OwnerReference `protobuf:"bytes,9,opt,name=ownerReference,proto3" json:"ownerReference,omitempty"`
+	// "a=b,c=d".
+	Annotations          string `protobuf:"bytes,10,opt,name=annotations,proto3" json:"annotations,omitempty"`
+	PodPriorityClassName string `protobuf:"bytes,11,opt,name=podPriorityClassName,proto3" json:"podPriorityClassName,omitempty"`
+	Priority             *int32 `protobuf:"varint,12,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *SubmitOpts) Reset() {
+	*x = SubmitOpts{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitOpts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitOpts) ProtoMessage() {}
+
+func (x *SubmitOpts) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitOpts.ProtoReflect.Descriptor instead.
+func (*SubmitOpts) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SubmitOpts) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SubmitOpts) GetGenerateName() string {
+	if x != nil {
+		return x.GenerateName
+	}
+	return ""
+}
+
+func (x *SubmitOpts) GetEntryPoint() string {
+	if x != nil {
+		return x.EntryPoint
+	}
+	return ""
+}
+
+func (x *SubmitOpts) GetParameters() []string {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+func (x *SubmitOpts) GetServiceAccount() string {
+	if x != nil {
+		return x.ServiceAccount
+	}
+	return ""
+}
+
+func (x *SubmitOpts) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *SubmitOpts) GetServerDryRun() bool {
+	if x != nil {
+		return x.ServerDryRun
+	}
+	return false
+}
+
+func (x *SubmitOpts) GetLabels() string {
+	if x != nil {
+		return x.Labels
+	}
+	return ""
+}
+
+func (x *SubmitOpts) GetOwnerReference() *OwnerReference {
+	if x != nil {
+		return x.OwnerReference
+	}
+	return nil
+}
+
+func (x *SubmitOpts) GetAnnotations() string {
+	if x != nil {
+		return x.Annotations
+	}
+	return ""
+}
+
+func (x *SubmitOpts) GetPodPriorityClassName() string {
+	if x != nil {
+		return x.PodPriorityClassName
+	}
+	return ""
+}
+
+func (x *SubmitOpts) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+type WorkflowSubmitRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// CronWorkflow, WorkflowTemplate or ClusterWorkflowTemplate, in any of
+	// the spellings Argo accepts (cronwf, wftmpl, cwftmpl, ...).
+	ResourceKind  string      `protobuf:"bytes,2,opt,name=resourceKind,proto3" json:"resourceKind,omitempty"`
+	ResourceName  string      `protobuf:"bytes,3,opt,name=resourceName,proto3" json:"resourceName,omitempty"`
+	SubmitOptions *SubmitOpts `protobuf:"bytes,4,opt,name=submitOptions,proto3" json:"submitOptions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkflowSubmitRequest) Reset() {
+	*x = WorkflowSubmitRequest{}
+	mi := &file_braid_workflow_workflow_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkflowSubmitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkflowSubmitRequest) ProtoMessage() {}
+
+func (x *WorkflowSubmitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_workflow_workflow_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkflowSubmitRequest.ProtoReflect.Descriptor instead.
+func (*WorkflowSubmitRequest) Descriptor() ([]byte, []int) {
+	return file_braid_workflow_workflow_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *WorkflowSubmitRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WorkflowSubmitRequest) GetResourceKind() string {
+	if x != nil {
+		return x.ResourceKind
+	}
+	return ""
+}
+
+func (x *WorkflowSubmitRequest) GetResourceName() string {
+	if x != nil {
+		return x.ResourceName
+	}
+	return ""
+}
+
+func (x *WorkflowSubmitRequest) GetSubmitOptions() *SubmitOpts {
+	if x != nil {
+		return x.SubmitOptions
+	}
+	return nil
+}
+
 var File_braid_workflow_workflow_proto protoreflect.FileDescriptor
 
 const file_braid_workflow_workflow_proto_rawDesc = "" +
 	"\n" +
-	"\x1dbraid/workflow/workflow.proto\x12\bworkflow\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x87\x03\n" +
+	"\x1dbraid/workflow/workflow.proto\x12\bworkflow\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x03\n" +
 	"\vListOptions\x12$\n" +
 	"\rlabelSelector\x18\x01 \x01(\tR\rlabelSelector\x12$\n" +
 	"\rfieldSelector\x18\x02 \x01(\tR\rfieldSelector\x12\x14\n" +
@@ -848,13 +2030,143 @@ const file_braid_workflow_workflow_proto_rawDesc = "" +
 	"\x16WorkflowDeleteResponse\"h\n" +
 	"\x13WorkflowLintRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x123\n" +
-	"\bworkflow\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bworkflow2\xe6\x04\n" +
+	"\bworkflow\x18\x02 \x01(\v2\x17.google.protobuf.StructR\bworkflow\"\x87\x01\n" +
+	"\x17WorkflowResubmitRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x1a\n" +
+	"\bmemoized\x18\x03 \x01(\bR\bmemoized\x12\x1e\n" +
+	"\n" +
+	"parameters\x18\x05 \x03(\tR\n" +
+	"parameters\"\xc4\x01\n" +
+	"\x14WorkflowRetryRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12,\n" +
+	"\x11restartSuccessful\x18\x03 \x01(\bR\x11restartSuccessful\x12,\n" +
+	"\x11nodeFieldSelector\x18\x04 \x01(\tR\x11nodeFieldSelector\x12\x1e\n" +
+	"\n" +
+	"parameters\x18\x05 \x03(\tR\n" +
+	"parameters\"w\n" +
+	"\x15WorkflowResumeRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12,\n" +
+	"\x11nodeFieldSelector\x18\x03 \x01(\tR\x11nodeFieldSelector\"L\n" +
+	"\x18WorkflowTerminateRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\"\x8f\x01\n" +
+	"\x13WorkflowStopRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12,\n" +
+	"\x11nodeFieldSelector\x18\x03 \x01(\tR\x11nodeFieldSelector\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xd0\x01\n" +
+	"\x12WorkflowSetRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12,\n" +
+	"\x11nodeFieldSelector\x18\x03 \x01(\tR\x11nodeFieldSelector\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12\x14\n" +
+	"\x05phase\x18\x05 \x01(\tR\x05phase\x12*\n" +
+	"\x10outputParameters\x18\x06 \x01(\tR\x10outputParameters\"J\n" +
+	"\x16WorkflowSuspendRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\"\xc6\x03\n" +
+	"\rPodLogOptions\x12\x1c\n" +
+	"\tcontainer\x18\x01 \x01(\tR\tcontainer\x12\x16\n" +
+	"\x06follow\x18\x02 \x01(\bR\x06follow\x12\x1a\n" +
+	"\bprevious\x18\x03 \x01(\bR\bprevious\x12'\n" +
+	"\fsinceSeconds\x18\x04 \x01(\x03H\x00R\fsinceSeconds\x88\x01\x01\x128\n" +
+	"\tsinceTime\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tsinceTime\x12\x1e\n" +
+	"\n" +
+	"timestamps\x18\x06 \x01(\bR\n" +
+	"timestamps\x12!\n" +
+	"\ttailLines\x18\a \x01(\x03H\x01R\ttailLines\x88\x01\x01\x12#\n" +
+	"\n" +
+	"limitBytes\x18\b \x01(\x03H\x02R\n" +
+	"limitBytes\x88\x01\x01\x12B\n" +
+	"\x1cinsecureSkipTLSVerifyBackend\x18\t \x01(\bR\x1cinsecureSkipTLSVerifyBackend\x12\x1b\n" +
+	"\x06stream\x18\n" +
+	" \x01(\tH\x03R\x06stream\x88\x01\x01B\x0f\n" +
+	"\r_sinceSecondsB\f\n" +
+	"\n" +
+	"_tailLinesB\r\n" +
+	"\v_limitBytesB\t\n" +
+	"\a_stream\"\xc9\x01\n" +
+	"\x12WorkflowLogRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x18\n" +
+	"\apodName\x18\x03 \x01(\tR\apodName\x127\n" +
+	"\n" +
+	"logOptions\x18\x04 \x01(\v2\x17.workflow.PodLogOptionsR\n" +
+	"logOptions\x12\x12\n" +
+	"\x04grep\x18\x05 \x01(\tR\x04grep\x12\x1a\n" +
+	"\bselector\x18\x06 \x01(\tR\bselector\"\x86\x01\n" +
+	"\x15WatchWorkflowsRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x127\n" +
+	"\vlistOptions\x18\x02 \x01(\v2\x15.workflow.ListOptionsR\vlistOptions\x12\x16\n" +
+	"\x06fields\x18\x03 \x01(\tR\x06fields\"Y\n" +
+	"\x12WorkflowWatchEvent\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12/\n" +
+	"\x06object\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x06object\"k\n" +
+	"\x12WatchEventsRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x127\n" +
+	"\vlistOptions\x18\x02 \x01(\v2\x15.workflow.ListOptionsR\vlistOptions\">\n" +
+	"\bLogEntry\x12\x18\n" +
+	"\acontent\x18\x01 \x01(\tR\acontent\x12\x18\n" +
+	"\apodName\x18\x02 \x01(\tR\apodName\"\xea\x01\n" +
+	"\x0eOwnerReference\x12\x1e\n" +
+	"\n" +
+	"apiVersion\x18\x05 \x01(\tR\n" +
+	"apiVersion\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x10\n" +
+	"\x03uid\x18\x04 \x01(\tR\x03uid\x12#\n" +
+	"\n" +
+	"controller\x18\x06 \x01(\bH\x00R\n" +
+	"controller\x88\x01\x01\x123\n" +
+	"\x12blockOwnerDeletion\x18\a \x01(\bH\x01R\x12blockOwnerDeletion\x88\x01\x01B\r\n" +
+	"\v_controllerB\x15\n" +
+	"\x13_blockOwnerDeletion\"\xc6\x03\n" +
+	"\n" +
+	"SubmitOpts\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\"\n" +
+	"\fgenerateName\x18\x02 \x01(\tR\fgenerateName\x12\x1e\n" +
+	"\n" +
+	"entryPoint\x18\x03 \x01(\tR\n" +
+	"entryPoint\x12\x1e\n" +
+	"\n" +
+	"parameters\x18\x04 \x03(\tR\n" +
+	"parameters\x12&\n" +
+	"\x0eserviceAccount\x18\x05 \x01(\tR\x0eserviceAccount\x12\x16\n" +
+	"\x06dryRun\x18\x06 \x01(\bR\x06dryRun\x12\"\n" +
+	"\fserverDryRun\x18\a \x01(\bR\fserverDryRun\x12\x16\n" +
+	"\x06labels\x18\b \x01(\tR\x06labels\x12@\n" +
+	"\x0eownerReference\x18\t \x01(\v2\x18.workflow.OwnerReferenceR\x0eownerReference\x12 \n" +
+	"\vannotations\x18\n" +
+	" \x01(\tR\vannotations\x122\n" +
+	"\x14podPriorityClassName\x18\v \x01(\tR\x14podPriorityClassName\x12\x1f\n" +
+	"\bpriority\x18\f \x01(\x05H\x00R\bpriority\x88\x01\x01B\v\n" +
+	"\t_priority\"\xb9\x01\n" +
+	"\x15WorkflowSubmitRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\"\n" +
+	"\fresourceKind\x18\x02 \x01(\tR\fresourceKind\x12\"\n" +
+	"\fresourceName\x18\x03 \x01(\tR\fresourceName\x12:\n" +
+	"\rsubmitOptions\x18\x04 \x01(\v2\x14.workflow.SubmitOptsR\rsubmitOptions2\xe7\x10\n" +
 	"\x0fWorkflowService\x12t\n" +
 	"\x0eCreateWorkflow\x12\x1f.workflow.WorkflowCreateRequest\x1a\x17.google.protobuf.Struct\"(\x82\xd3\xe4\x93\x02\":\x01*\"\x1d/api/v1/workflows/{namespace}\x12r\n" +
 	"\vGetWorkflow\x12\x1c.workflow.WorkflowGetRequest\x1a\x17.google.protobuf.Struct\",\x82\xd3\xe4\x93\x02&\x12$/api/v1/workflows/{namespace}/{name}\x12n\n" +
 	"\rListWorkflows\x12\x1d.workflow.WorkflowListRequest\x1a\x17.google.protobuf.Struct\"%\x82\xd3\xe4\x93\x02\x1f\x12\x1d/api/v1/workflows/{namespace}\x12\x81\x01\n" +
 	"\x0eDeleteWorkflow\x12\x1f.workflow.WorkflowDeleteRequest\x1a .workflow.WorkflowDeleteResponse\",\x82\xd3\xe4\x93\x02&*$/api/v1/workflows/{namespace}/{name}\x12u\n" +
-	"\fLintWorkflow\x12\x1d.workflow.WorkflowLintRequest\x1a\x17.google.protobuf.Struct\"-\x82\xd3\xe4\x93\x02':\x01*\"\"/api/v1/workflows/{namespace}/lintB:Z8github.com/braidwf/braid/pkg/apiclient/workflow;workflowb\x06proto3"
+	"\fLintWorkflow\x12\x1d.workflow.WorkflowLintRequest\x1a\x17.google.protobuf.Struct\"-\x82\xd3\xe4\x93\x02':\x01*\"\"/api/v1/workflows/{namespace}/lint\x12~\n" +
+	"\x0eWatchWorkflows\x12\x1f.workflow.WatchWorkflowsRequest\x1a\x1c.workflow.WorkflowWatchEvent\"+\x82\xd3\xe4\x93\x02%\x12#/api/v1/workflow-events/{namespace}0\x01\x12q\n" +
+	"\vWatchEvents\x12\x1c.workflow.WatchEventsRequest\x1a\x17.google.protobuf.Struct\")\x82\xd3\xe4\x93\x02#\x12!/api/v1/stream/events/{namespace}0\x01\x12\x7f\n" +
+	"\rRetryWorkflow\x12\x1e.workflow.WorkflowRetryRequest\x1a\x17.google.protobuf.Struct\"5\x82\xd3\xe4\x93\x02/:\x01*\x1a*/api/v1/workflows/{namespace}/{name}/retry\x12\x88\x01\n" +
+	"\x10ResubmitWorkflow\x12!.workflow.WorkflowResubmitRequest\x1a\x17.google.protobuf.Struct\"8\x82\xd3\xe4\x93\x022:\x01*\x1a-/api/v1/workflows/{namespace}/{name}/resubmit\x12\x82\x01\n" +
+	"\x0eResumeWorkflow\x12\x1f.workflow.WorkflowResumeRequest\x1a\x17.google.protobuf.Struct\"6\x82\xd3\xe4\x93\x020:\x01*\x1a+/api/v1/workflows/{namespace}/{name}/resume\x12\x85\x01\n" +
+	"\x0fSuspendWorkflow\x12 .workflow.WorkflowSuspendRequest\x1a\x17.google.protobuf.Struct\"7\x82\xd3\xe4\x93\x021:\x01*\x1a,/api/v1/workflows/{namespace}/{name}/suspend\x12\x8b\x01\n" +
+	"\x11TerminateWorkflow\x12\".workflow.WorkflowTerminateRequest\x1a\x17.google.protobuf.Struct\"9\x82\xd3\xe4\x93\x023:\x01*\x1a./api/v1/workflows/{namespace}/{name}/terminate\x12|\n" +
+	"\fStopWorkflow\x12\x1d.workflow.WorkflowStopRequest\x1a\x17.google.protobuf.Struct\"4\x82\xd3\xe4\x93\x02.:\x01*\x1a)/api/v1/workflows/{namespace}/{name}/stop\x12y\n" +
+	"\vSetWorkflow\x12\x1c.workflow.WorkflowSetRequest\x1a\x17.google.protobuf.Struct\"3\x82\xd3\xe4\x93\x02-:\x01*\x1a(/api/v1/workflows/{namespace}/{name}/set\x12y\n" +
+	"\aPodLogs\x12\x1c.workflow.WorkflowLogRequest\x1a\x12.workflow.LogEntry\":\x82\xd3\xe4\x93\x024\x122/api/v1/workflows/{namespace}/{name}/{podName}/log0\x01\x12t\n" +
+	"\fWorkflowLogs\x12\x1c.workflow.WorkflowLogRequest\x1a\x12.workflow.LogEntry\"0\x82\xd3\xe4\x93\x02*\x12(/api/v1/workflows/{namespace}/{name}/log0\x01\x12{\n" +
+	"\x0eSubmitWorkflow\x12\x1f.workflow.WorkflowSubmitRequest\x1a\x17.google.protobuf.Struct\"/\x82\xd3\xe4\x93\x02):\x01*\"$/api/v1/workflows/{namespace}/submitB:Z8github.com/braidwf/braid/pkg/apiclient/workflow;workflowb\x06proto3"
 
 var (
 	file_braid_workflow_workflow_proto_rawDescOnce sync.Once
@@ -868,44 +2180,92 @@ func file_braid_workflow_workflow_proto_rawDescGZIP() []byte {
 	return file_braid_workflow_workflow_proto_rawDescData
 }
 
-var file_braid_workflow_workflow_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_braid_workflow_workflow_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_braid_workflow_workflow_proto_goTypes = []any{
-	(*ListOptions)(nil),            // 0: workflow.ListOptions
-	(*GetOptions)(nil),             // 1: workflow.GetOptions
-	(*CreateOptions)(nil),          // 2: workflow.CreateOptions
-	(*Preconditions)(nil),          // 3: workflow.Preconditions
-	(*DeleteOptions)(nil),          // 4: workflow.DeleteOptions
-	(*WorkflowCreateRequest)(nil),  // 5: workflow.WorkflowCreateRequest
-	(*WorkflowGetRequest)(nil),     // 6: workflow.WorkflowGetRequest
-	(*WorkflowListRequest)(nil),    // 7: workflow.WorkflowListRequest
-	(*WorkflowDeleteRequest)(nil),  // 8: workflow.WorkflowDeleteRequest
-	(*WorkflowDeleteResponse)(nil), // 9: workflow.WorkflowDeleteResponse
-	(*WorkflowLintRequest)(nil),    // 10: workflow.WorkflowLintRequest
-	(*structpb.Struct)(nil),        // 11: google.protobuf.Struct
+	(*ListOptions)(nil),              // 0: workflow.ListOptions
+	(*GetOptions)(nil),               // 1: workflow.GetOptions
+	(*CreateOptions)(nil),            // 2: workflow.CreateOptions
+	(*Preconditions)(nil),            // 3: workflow.Preconditions
+	(*DeleteOptions)(nil),            // 4: workflow.DeleteOptions
+	(*WorkflowCreateRequest)(nil),    // 5: workflow.WorkflowCreateRequest
+	(*WorkflowGetRequest)(nil),       // 6: workflow.WorkflowGetRequest
+	(*WorkflowListRequest)(nil),      // 7: workflow.WorkflowListRequest
+	(*WorkflowDeleteRequest)(nil),    // 8: workflow.WorkflowDeleteRequest
+	(*WorkflowDeleteResponse)(nil),   // 9: workflow.WorkflowDeleteResponse
+	(*WorkflowLintRequest)(nil),      // 10: workflow.WorkflowLintRequest
+	(*WorkflowResubmitRequest)(nil),  // 11: workflow.WorkflowResubmitRequest
+	(*WorkflowRetryRequest)(nil),     // 12: workflow.WorkflowRetryRequest
+	(*WorkflowResumeRequest)(nil),    // 13: workflow.WorkflowResumeRequest
+	(*WorkflowTerminateRequest)(nil), // 14: workflow.WorkflowTerminateRequest
+	(*WorkflowStopRequest)(nil),      // 15: workflow.WorkflowStopRequest
+	(*WorkflowSetRequest)(nil),       // 16: workflow.WorkflowSetRequest
+	(*WorkflowSuspendRequest)(nil),   // 17: workflow.WorkflowSuspendRequest
+	(*PodLogOptions)(nil),            // 18: workflow.PodLogOptions
+	(*WorkflowLogRequest)(nil),       // 19: workflow.WorkflowLogRequest
+	(*WatchWorkflowsRequest)(nil),    // 20: workflow.WatchWorkflowsRequest
+	(*WorkflowWatchEvent)(nil),       // 21: workflow.WorkflowWatchEvent
+	(*WatchEventsRequest)(nil),       // 22: workflow.WatchEventsRequest
+	(*LogEntry)(nil),                 // 23: workflow.LogEntry
+	(*OwnerReference)(nil),           // 24: workflow.OwnerReference
+	(*SubmitOpts)(nil),               // 25: workflow.SubmitOpts
+	(*WorkflowSubmitRequest)(nil),    // 26: workflow.WorkflowSubmitRequest
+	(*structpb.Struct)(nil),          // 27: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),    // 28: google.protobuf.Timestamp
 }
 var file_braid_workflow_workflow_proto_depIdxs = []int32{
 	3,  // 0: workflow.DeleteOptions.preconditions:type_name -> workflow.Preconditions
-	11, // 1: workflow.WorkflowCreateRequest.workflow:type_name -> google.protobuf.Struct
+	27, // 1: workflow.WorkflowCreateRequest.workflow:type_name -> google.protobuf.Struct
 	2,  // 2: workflow.WorkflowCreateRequest.createOptions:type_name -> workflow.CreateOptions
 	1,  // 3: workflow.WorkflowGetRequest.getOptions:type_name -> workflow.GetOptions
 	0,  // 4: workflow.WorkflowListRequest.listOptions:type_name -> workflow.ListOptions
 	4,  // 5: workflow.WorkflowDeleteRequest.deleteOptions:type_name -> workflow.DeleteOptions
-	11, // 6: workflow.WorkflowLintRequest.workflow:type_name -> google.protobuf.Struct
-	5,  // 7: workflow.WorkflowService.CreateWorkflow:input_type -> workflow.WorkflowCreateRequest
-	6,  // 8: workflow.WorkflowService.GetWorkflow:input_type -> workflow.WorkflowGetRequest
-	7,  // 9: workflow.WorkflowService.ListWorkflows:input_type -> workflow.WorkflowListRequest
-	8,  // 10: workflow.WorkflowService.DeleteWorkflow:input_type -> workflow.WorkflowDeleteRequest
-	10, // 11: workflow.WorkflowService.LintWorkflow:input_type -> workflow.WorkflowLintRequest
-	11, // 12: workflow.WorkflowService.CreateWorkflow:output_type -> google.protobuf.Struct
-	11, // 13: workflow.WorkflowService.GetWorkflow:output_type -> google.protobuf.Struct
-	11, // 14: workflow.WorkflowService.ListWorkflows:output_type -> google.protobuf.Struct
-	9,  // 15: workflow.WorkflowService.DeleteWorkflow:output_type -> workflow.WorkflowDeleteResponse
-	11, // 16: workflow.WorkflowService.LintWorkflow:output_type -> google.protobuf.Struct
-	12, // [12:17] is the sub-list for method output_type
-	7,  // [7:12] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	27, // 6: workflow.WorkflowLintRequest.workflow:type_name -> google.protobuf.Struct
+	28, // 7: workflow.PodLogOptions.sinceTime:type_name -> google.protobuf.Timestamp
+	18, // 8: workflow.WorkflowLogRequest.logOptions:type_name -> workflow.PodLogOptions
+	0,  // 9: workflow.WatchWorkflowsRequest.listOptions:type_name -> workflow.ListOptions
+	27, // 10: workflow.WorkflowWatchEvent.object:type_name -> google.protobuf.Struct
+	0,  // 11: workflow.WatchEventsRequest.listOptions:type_name -> workflow.ListOptions
+	24, // 12: workflow.SubmitOpts.ownerReference:type_name -> workflow.OwnerReference
+	25, // 13: workflow.WorkflowSubmitRequest.submitOptions:type_name -> workflow.SubmitOpts
+	5,  // 14: workflow.WorkflowService.CreateWorkflow:input_type -> workflow.WorkflowCreateRequest
+	6,  // 15: workflow.WorkflowService.GetWorkflow:input_type -> workflow.WorkflowGetRequest
+	7,  // 16: workflow.WorkflowService.ListWorkflows:input_type -> workflow.WorkflowListRequest
+	8,  // 17: workflow.WorkflowService.DeleteWorkflow:input_type -> workflow.WorkflowDeleteRequest
+	10, // 18: workflow.WorkflowService.LintWorkflow:input_type -> workflow.WorkflowLintRequest
+	20, // 19: workflow.WorkflowService.WatchWorkflows:input_type -> workflow.WatchWorkflowsRequest
+	22, // 20: workflow.WorkflowService.WatchEvents:input_type -> workflow.WatchEventsRequest
+	12, // 21: workflow.WorkflowService.RetryWorkflow:input_type -> workflow.WorkflowRetryRequest
+	11, // 22: workflow.WorkflowService.ResubmitWorkflow:input_type -> workflow.WorkflowResubmitRequest
+	13, // 23: workflow.WorkflowService.ResumeWorkflow:input_type -> workflow.WorkflowResumeRequest
+	17, // 24: workflow.WorkflowService.SuspendWorkflow:input_type -> workflow.WorkflowSuspendRequest
+	14, // 25: workflow.WorkflowService.TerminateWorkflow:input_type -> workflow.WorkflowTerminateRequest
+	15, // 26: workflow.WorkflowService.StopWorkflow:input_type -> workflow.WorkflowStopRequest
+	16, // 27: workflow.WorkflowService.SetWorkflow:input_type -> workflow.WorkflowSetRequest
+	19, // 28: workflow.WorkflowService.PodLogs:input_type -> workflow.WorkflowLogRequest
+	19, // 29: workflow.WorkflowService.WorkflowLogs:input_type -> workflow.WorkflowLogRequest
+	26, // 30: workflow.WorkflowService.SubmitWorkflow:input_type -> workflow.WorkflowSubmitRequest
+	27, // 31: workflow.WorkflowService.CreateWorkflow:output_type -> google.protobuf.Struct
+	27, // 32: workflow.WorkflowService.GetWorkflow:output_type -> google.protobuf.Struct
+	27, // 33: workflow.WorkflowService.ListWorkflows:output_type -> google.protobuf.Struct
+	9,  // 34: workflow.WorkflowService.DeleteWorkflow:output_type -> workflow.WorkflowDeleteResponse
+	27, // 35: workflow.WorkflowService.LintWorkflow:output_type -> google.protobuf.Struct
+	21, // 36: workflow.WorkflowService.WatchWorkflows:output_type -> workflow.WorkflowWatchEvent
+	27, // 37: workflow.WorkflowService.WatchEvents:output_type -> google.protobuf.Struct
+	27, // 38: workflow.WorkflowService.RetryWorkflow:output_type -> google.protobuf.Struct
+	27, // 39: workflow.WorkflowService.ResubmitWorkflow:output_type -> google.protobuf.Struct
+	27, // 40: workflow.WorkflowService.ResumeWorkflow:output_type -> google.protobuf.Struct
+	27, // 41: workflow.WorkflowService.SuspendWorkflow:output_type -> google.protobuf.Struct
+	27, // 42: workflow.WorkflowService.TerminateWorkflow:output_type -> google.protobuf.Struct
+	27, // 43: workflow.WorkflowService.StopWorkflow:output_type -> google.protobuf.Struct
+	27, // 44: workflow.WorkflowService.SetWorkflow:output_type -> google.protobuf.Struct
+	23, // 45: workflow.WorkflowService.PodLogs:output_type -> workflow.LogEntry
+	23, // 46: workflow.WorkflowService.WorkflowLogs:output_type -> workflow.LogEntry
+	27, // 47: workflow.WorkflowService.SubmitWorkflow:output_type -> google.protobuf.Struct
+	31, // [31:48] is the sub-list for method output_type
+	14, // [14:31] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_braid_workflow_workflow_proto_init() }
@@ -913,13 +2273,16 @@ func file_braid_workflow_workflow_proto_init() {
 	if File_braid_workflow_workflow_proto != nil {
 		return
 	}
+	file_braid_workflow_workflow_proto_msgTypes[18].OneofWrappers = []any{}
+	file_braid_workflow_workflow_proto_msgTypes[24].OneofWrappers = []any{}
+	file_braid_workflow_workflow_proto_msgTypes[25].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_braid_workflow_workflow_proto_rawDesc), len(file_braid_workflow_workflow_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,11 +26,23 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkflowService_CreateWorkflow_FullMethodName = "/workflow.WorkflowService/CreateWorkflow"
-	WorkflowService_GetWorkflow_FullMethodName    = "/workflow.WorkflowService/GetWorkflow"
-	WorkflowService_ListWorkflows_FullMethodName  = "/workflow.WorkflowService/ListWorkflows"
-	WorkflowService_DeleteWorkflow_FullMethodName = "/workflow.WorkflowService/DeleteWorkflow"
-	WorkflowService_LintWorkflow_FullMethodName   = "/workflow.WorkflowService/LintWorkflow"
+	WorkflowService_CreateWorkflow_FullMethodName    = "/workflow.WorkflowService/CreateWorkflow"
+	WorkflowService_GetWorkflow_FullMethodName       = "/workflow.WorkflowService/GetWorkflow"
+	WorkflowService_ListWorkflows_FullMethodName     = "/workflow.WorkflowService/ListWorkflows"
+	WorkflowService_DeleteWorkflow_FullMethodName    = "/workflow.WorkflowService/DeleteWorkflow"
+	WorkflowService_LintWorkflow_FullMethodName      = "/workflow.WorkflowService/LintWorkflow"
+	WorkflowService_WatchWorkflows_FullMethodName    = "/workflow.WorkflowService/WatchWorkflows"
+	WorkflowService_WatchEvents_FullMethodName       = "/workflow.WorkflowService/WatchEvents"
+	WorkflowService_RetryWorkflow_FullMethodName     = "/workflow.WorkflowService/RetryWorkflow"
+	WorkflowService_ResubmitWorkflow_FullMethodName  = "/workflow.WorkflowService/ResubmitWorkflow"
+	WorkflowService_ResumeWorkflow_FullMethodName    = "/workflow.WorkflowService/ResumeWorkflow"
+	WorkflowService_SuspendWorkflow_FullMethodName   = "/workflow.WorkflowService/SuspendWorkflow"
+	WorkflowService_TerminateWorkflow_FullMethodName = "/workflow.WorkflowService/TerminateWorkflow"
+	WorkflowService_StopWorkflow_FullMethodName      = "/workflow.WorkflowService/StopWorkflow"
+	WorkflowService_SetWorkflow_FullMethodName       = "/workflow.WorkflowService/SetWorkflow"
+	WorkflowService_PodLogs_FullMethodName           = "/workflow.WorkflowService/PodLogs"
+	WorkflowService_WorkflowLogs_FullMethodName      = "/workflow.WorkflowService/WorkflowLogs"
+	WorkflowService_SubmitWorkflow_FullMethodName    = "/workflow.WorkflowService/SubmitWorkflow"
 )
 
 // WorkflowServiceClient is the client API for WorkflowService service.
@@ -46,6 +58,25 @@ type WorkflowServiceClient interface {
 	DeleteWorkflow(ctx context.Context, in *WorkflowDeleteRequest, opts ...grpc.CallOption) (*WorkflowDeleteResponse, error)
 	// Validates the Workflow and returns it unchanged; creates nothing.
 	LintWorkflow(ctx context.Context, in *WorkflowLintRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// Streams changes to workflows: first ADDED for each current match, then
+	// ADDED, MODIFIED and DELETED as they happen.
+	WatchWorkflows(ctx context.Context, in *WatchWorkflowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WorkflowWatchEvent], error)
+	// Streams Kubernetes core/v1 Events (as JSON objects).
+	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[structpb.Struct], error)
+	// Each returns the Workflow after the action (for resubmit, the new one).
+	RetryWorkflow(ctx context.Context, in *WorkflowRetryRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	ResubmitWorkflow(ctx context.Context, in *WorkflowResubmitRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	ResumeWorkflow(ctx context.Context, in *WorkflowResumeRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	SuspendWorkflow(ctx context.Context, in *WorkflowSuspendRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	TerminateWorkflow(ctx context.Context, in *WorkflowTerminateRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	StopWorkflow(ctx context.Context, in *WorkflowStopRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	SetWorkflow(ctx context.Context, in *WorkflowSetRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// Deprecated in Argo (an empty podName cannot be routed); use WorkflowLogs.
+	PodLogs(ctx context.Context, in *WorkflowLogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogEntry], error)
+	WorkflowLogs(ctx context.Context, in *WorkflowLogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogEntry], error)
+	// Creates a Workflow from a WorkflowTemplate, ClusterWorkflowTemplate or
+	// CronWorkflow and returns it.
+	SubmitWorkflow(ctx context.Context, in *WorkflowSubmitRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
 }
 
 type workflowServiceClient struct {
@@ -106,6 +137,162 @@ func (c *workflowServiceClient) LintWorkflow(ctx context.Context, in *WorkflowLi
 	return out, nil
 }
 
+func (c *workflowServiceClient) WatchWorkflows(ctx context.Context, in *WatchWorkflowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WorkflowWatchEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[0], WorkflowService_WatchWorkflows_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchWorkflowsRequest, WorkflowWatchEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WatchWorkflowsClient = grpc.ServerStreamingClient[WorkflowWatchEvent]
+
+func (c *workflowServiceClient) WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[structpb.Struct], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[1], WorkflowService_WatchEvents_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchEventsRequest, structpb.Struct]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WatchEventsClient = grpc.ServerStreamingClient[structpb.Struct]
+
+func (c *workflowServiceClient) RetryWorkflow(ctx context.Context, in *WorkflowRetryRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_RetryWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) ResubmitWorkflow(ctx context.Context, in *WorkflowResubmitRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_ResubmitWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) ResumeWorkflow(ctx context.Context, in *WorkflowResumeRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_ResumeWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) SuspendWorkflow(ctx context.Context, in *WorkflowSuspendRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_SuspendWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) TerminateWorkflow(ctx context.Context, in *WorkflowTerminateRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_TerminateWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) StopWorkflow(ctx context.Context, in *WorkflowStopRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_StopWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) SetWorkflow(ctx context.Context, in *WorkflowSetRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_SetWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workflowServiceClient) PodLogs(ctx context.Context, in *WorkflowLogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogEntry], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[2], WorkflowService_PodLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WorkflowLogRequest, LogEntry]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_PodLogsClient = grpc.ServerStreamingClient[LogEntry]
+
+func (c *workflowServiceClient) WorkflowLogs(ctx context.Context, in *WorkflowLogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogEntry], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[3], WorkflowService_WorkflowLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WorkflowLogRequest, LogEntry]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WorkflowLogsClient = grpc.ServerStreamingClient[LogEntry]
+
+func (c *workflowServiceClient) SubmitWorkflow(ctx context.Context, in *WorkflowSubmitRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, WorkflowService_SubmitWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkflowServiceServer is the server API for WorkflowService service.
 // All implementations must embed UnimplementedWorkflowServiceServer
 // for forward compatibility.
@@ -119,6 +306,25 @@ type WorkflowServiceServer interface {
 	DeleteWorkflow(context.Context, *WorkflowDeleteRequest) (*WorkflowDeleteResponse, error)
 	// Validates the Workflow and returns it unchanged; creates nothing.
 	LintWorkflow(context.Context, *WorkflowLintRequest) (*structpb.Struct, error)
+	// Streams changes to workflows: first ADDED for each current match, then
+	// ADDED, MODIFIED and DELETED as they happen.
+	WatchWorkflows(*WatchWorkflowsRequest, grpc.ServerStreamingServer[WorkflowWatchEvent]) error
+	// Streams Kubernetes core/v1 Events (as JSON objects).
+	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[structpb.Struct]) error
+	// Each returns the Workflow after the action (for resubmit, the new one).
+	RetryWorkflow(context.Context, *WorkflowRetryRequest) (*structpb.Struct, error)
+	ResubmitWorkflow(context.Context, *WorkflowResubmitRequest) (*structpb.Struct, error)
+	ResumeWorkflow(context.Context, *WorkflowResumeRequest) (*structpb.Struct, error)
+	SuspendWorkflow(context.Context, *WorkflowSuspendRequest) (*structpb.Struct, error)
+	TerminateWorkflow(context.Context, *WorkflowTerminateRequest) (*structpb.Struct, error)
+	StopWorkflow(context.Context, *WorkflowStopRequest) (*structpb.Struct, error)
+	SetWorkflow(context.Context, *WorkflowSetRequest) (*structpb.Struct, error)
+	// Deprecated in Argo (an empty podName cannot be routed); use WorkflowLogs.
+	PodLogs(*WorkflowLogRequest, grpc.ServerStreamingServer[LogEntry]) error
+	WorkflowLogs(*WorkflowLogRequest, grpc.ServerStreamingServer[LogEntry]) error
+	// Creates a Workflow from a WorkflowTemplate, ClusterWorkflowTemplate or
+	// CronWorkflow and returns it.
+	SubmitWorkflow(context.Context, *WorkflowSubmitRequest) (*structpb.Struct, error)
 	mustEmbedUnimplementedWorkflowServiceServer()
 }
 
@@ -143,6 +349,42 @@ func (UnimplementedWorkflowServiceServer) DeleteWorkflow(context.Context, *Workf
 }
 func (UnimplementedWorkflowServiceServer) LintWorkflow(context.Context, *WorkflowLintRequest) (*structpb.Struct, error) {
 	return nil, status.Error(codes.Unimplemented, "method LintWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) WatchWorkflows(*WatchWorkflowsRequest, grpc.ServerStreamingServer[WorkflowWatchEvent]) error {
+	return status.Error(codes.Unimplemented, "method WatchWorkflows not implemented")
+}
+func (UnimplementedWorkflowServiceServer) WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[structpb.Struct]) error {
+	return status.Error(codes.Unimplemented, "method WatchEvents not implemented")
+}
+func (UnimplementedWorkflowServiceServer) RetryWorkflow(context.Context, *WorkflowRetryRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetryWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ResubmitWorkflow(context.Context, *WorkflowResubmitRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResubmitWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) ResumeWorkflow(context.Context, *WorkflowResumeRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) SuspendWorkflow(context.Context, *WorkflowSuspendRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method SuspendWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) TerminateWorkflow(context.Context, *WorkflowTerminateRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method TerminateWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) StopWorkflow(context.Context, *WorkflowStopRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method StopWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) SetWorkflow(context.Context, *WorkflowSetRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetWorkflow not implemented")
+}
+func (UnimplementedWorkflowServiceServer) PodLogs(*WorkflowLogRequest, grpc.ServerStreamingServer[LogEntry]) error {
+	return status.Error(codes.Unimplemented, "method PodLogs not implemented")
+}
+func (UnimplementedWorkflowServiceServer) WorkflowLogs(*WorkflowLogRequest, grpc.ServerStreamingServer[LogEntry]) error {
+	return status.Error(codes.Unimplemented, "method WorkflowLogs not implemented")
+}
+func (UnimplementedWorkflowServiceServer) SubmitWorkflow(context.Context, *WorkflowSubmitRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitWorkflow not implemented")
 }
 func (UnimplementedWorkflowServiceServer) mustEmbedUnimplementedWorkflowServiceServer() {}
 func (UnimplementedWorkflowServiceServer) testEmbeddedByValue()                         {}
@@ -255,6 +497,194 @@ func _WorkflowService_LintWorkflow_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkflowService_WatchWorkflows_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchWorkflowsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(WorkflowServiceServer).WatchWorkflows(m, &grpc.GenericServerStream[WatchWorkflowsRequest, WorkflowWatchEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WatchWorkflowsServer = grpc.ServerStreamingServer[WorkflowWatchEvent]
+
+func _WorkflowService_WatchEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchEventsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(WorkflowServiceServer).WatchEvents(m, &grpc.GenericServerStream[WatchEventsRequest, structpb.Struct]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WatchEventsServer = grpc.ServerStreamingServer[structpb.Struct]
+
+func _WorkflowService_RetryWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowRetryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).RetryWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_RetryWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).RetryWorkflow(ctx, req.(*WorkflowRetryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_ResubmitWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowResubmitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ResubmitWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ResubmitWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ResubmitWorkflow(ctx, req.(*WorkflowResubmitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_ResumeWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowResumeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).ResumeWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_ResumeWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).ResumeWorkflow(ctx, req.(*WorkflowResumeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_SuspendWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowSuspendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).SuspendWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_SuspendWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).SuspendWorkflow(ctx, req.(*WorkflowSuspendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_TerminateWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowTerminateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).TerminateWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_TerminateWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).TerminateWorkflow(ctx, req.(*WorkflowTerminateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_StopWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowStopRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).StopWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_StopWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).StopWorkflow(ctx, req.(*WorkflowStopRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_SetWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowSetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).SetWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_SetWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).SetWorkflow(ctx, req.(*WorkflowSetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WorkflowService_PodLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WorkflowLogRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(WorkflowServiceServer).PodLogs(m, &grpc.GenericServerStream[WorkflowLogRequest, LogEntry]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_PodLogsServer = grpc.ServerStreamingServer[LogEntry]
+
+func _WorkflowService_WorkflowLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WorkflowLogRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(WorkflowServiceServer).WorkflowLogs(m, &grpc.GenericServerStream[WorkflowLogRequest, LogEntry]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WorkflowLogsServer = grpc.ServerStreamingServer[LogEntry]
+
+func _WorkflowService_SubmitWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkflowSubmitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkflowServiceServer).SubmitWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkflowService_SubmitWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkflowServiceServer).SubmitWorkflow(ctx, req.(*WorkflowSubmitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkflowService_ServiceDesc is the grpc.ServiceDesc for WorkflowService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -282,7 +712,60 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "LintWorkflow",
 			Handler:    _WorkflowService_LintWorkflow_Handler,
 		},
+		{
+			MethodName: "RetryWorkflow",
+			Handler:    _WorkflowService_RetryWorkflow_Handler,
+		},
+		{
+			MethodName: "ResubmitWorkflow",
+			Handler:    _WorkflowService_ResubmitWorkflow_Handler,
+		},
+		{
+			MethodName: "ResumeWorkflow",
+			Handler:    _WorkflowService_ResumeWorkflow_Handler,
+		},
+		{
+			MethodName: "SuspendWorkflow",
+			Handler:    _WorkflowService_SuspendWorkflow_Handler,
+		},
+		{
+			MethodName: "TerminateWorkflow",
+			Handler:    _WorkflowService_TerminateWorkflow_Handler,
+		},
+		{
+			MethodName: "StopWorkflow",
+			Handler:    _WorkflowService_StopWorkflow_Handler,
+		},
+		{
+			MethodName: "SetWorkflow",
+			Handler:    _WorkflowService_SetWorkflow_Handler,
+		},
+		{
+			MethodName: "SubmitWorkflow",
+			Handler:    _WorkflowService_SubmitWorkflow_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchWorkflows",
+			Handler:       _WorkflowService_WatchWorkflows_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WatchEvents",
+			Handler:       _WorkflowService_WatchEvents_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "PodLogs",
+			Handler:       _WorkflowService_PodLogs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WorkflowLogs",
+			Handler:       _WorkflowService_WorkflowLogs_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "braid/workflow/workflow.proto",
 }

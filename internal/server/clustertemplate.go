@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// clusterTemplateServer is ClusterWorkflowTemplateService on the store.
+type clusterTemplateServer struct {
+	clusterworkflowtemplate.UnimplementedClusterWorkflowTemplateServiceServer
+	crud crud
+}
+
+func newClusterTemplateServer(st Store, log *slog.Logger) *clusterTemplateServer {
+	return &clusterTemplateServer{crud: crud{
+		store: st, log: log, kind: store.KindClusterWorkflowTemplate,
+		resource: "clusterworkflowtemplates.argoproj.io", namespaced: false,
+		list: func(objs []store.Object, next string) (any, error) {
+			items, err := typedItems[v1alpha1.ClusterWorkflowTemplate](objs)
+			l := v1alpha1.ClusterWorkflowTemplateList{Items: items}
+			l.Continue = next
+			return &l, err
+		},
+	}}
+}
+
+func (s *clusterTemplateServer) CreateClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest) (*structpb.Struct, error) {
+	return s.crud.create(ctx, "", req.GetTemplate(), req.GetCreateOptions())
+}
+
+func (s *clusterTemplateServer) GetClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest) (*structpb.Struct, error) {
+	return s.crud.getStruct(ctx, "", req.GetName())
+}
+
+func (s *clusterTemplateServer) ListClusterWorkflowTemplates(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateListRequest) (*structpb.Struct, error) {
+	return s.crud.listPage(ctx, "", req.GetListOptions(), "")
+}
+
+func (s *clusterTemplateServer) UpdateClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest) (*structpb.Struct, error) {
+	return s.crud.update(ctx, "", req.GetName(), req.GetTemplate())
+}
+
+func (s *clusterTemplateServer) DeleteClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateDeleteRequest) (*clusterworkflowtemplate.ClusterWorkflowTemplateDeleteResponse, error) {
+	if err := s.crud.delete(ctx, "", req.GetName(), req.GetDeleteOptions()); err != nil {
+		return nil, err
+	}
+	return &clusterworkflowtemplate.ClusterWorkflowTemplateDeleteResponse{}, nil
+}
+
+func (s *clusterTemplateServer) LintClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest) (*structpb.Struct, error) {
+	return s.crud.lint(ctx, "", req.GetTemplate())
+}

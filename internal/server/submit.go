@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/braidwf/braid/internal/spec"
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// Labels Argo sets on a workflow submitted from another object.
+const (
+	labelWorkflowTemplate        = "workflows.argoproj.io/workflow-template"
+	labelClusterWorkflowTemplate = "workflows.argoproj.io/cluster-workflow-template"
+	labelCronWorkflow            = "workflows.argoproj.io/cron-workflow"
+)
+
+// submitKind maps every spelling of resourceKind Argo accepts to a kind.
+func submitKind(k string) (store.Kind, bool) {
+	switch k {
+	case "CronWorkflow", "cronworkflow", "cronworkflows", "cronwf":
+		return store.KindCronWorkflow, true
+	case "WorkflowTemplate", "workflowtemplate", "workflowtemplates", "wftmpl":
+		return store.KindWorkflowTemplate, true
+	case "ClusterWorkflowTemplate", "clusterworkflowtemplate", "clusterworkflowtemplates", "cwftmpl":
+		return store.KindClusterWorkflowTemplate, true
+	}
+	return "", false
+}
+
+// SubmitWorkflow creates a workflow from a WorkflowTemplate,
+// ClusterWorkflowTemplate or CronWorkflow (argo submit --from).
+func (s *workflowServer) SubmitWorkflow(ctx context.Context, req *workflow.WorkflowSubmitRequest) (*structpb.Struct, error) {
+	kind, ok := submitKind(req.GetResourceKind())
+	if !ok {
+		return nil, status.Errorf(codes.InvalidArgument, "resourceKind %q is not supported: use WorkflowTemplate, ClusterWorkflowTemplate or CronWorkflow", req.GetResourceKind())
+	}
+	ns := req.GetNamespace()
+	if ns == "" {
+		ns = defaultNamespace
+	}
+	wf, err := s.workflowFrom(ctx, kind, ns, req.GetResourceName())
+	if err != nil {
+		return nil, err
+	}
+	if err := applySubmitOpts(wf, req.GetSubmitOptions()); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	in, err := toStruct(wf)
+	if err != nil {
+		return nil, err
+	}
+	wf, err = s.admit(ctx, ns, in)
+	if err != nil {
+		return nil, err
+	}
+	o := req.GetSubmitOptions()
+	if o.GetDryRun() || o.GetServerDryRun() {
+		return toStruct(wf)
+	}
+	if err := s.expand(ctx, wf); err != nil {
+		return nil, err
+	}
+	if err := s.createNamed(ctx, wf, nil); err != nil {
+		return nil, err
+	}
+	s.log.Info("workflow submitted", "namespace", wf.Namespace, "name", wf.Name, "from", string(kind)+"/"+req.GetResourceName())
+	return toStruct(wf)
+}
+
+// workflowFrom builds the workflow a template or cron workflow submits.
+func (s *workflowServer) workflowFrom(ctx context.Context, kind store.Kind, ns, name string) (*v1alpha1.Workflow, error) {
+	getNS := ns
+	if kind == store.KindClusterWorkflowTemplate {
+		getNS = ""
+	}
+	obj, err := s.store.Get(ctx, kind, getNS, name)
+	if err != nil {
+		return nil, kindError(err, kind, name)
+	}
+	wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: name + "-"}}
+	wf.APIVersion, wf.Kind = v1alpha1.APIVersion, "Workflow"
+	switch o := obj.(type) {
+	case *v1alpha1.WorkflowTemplate:
+		wf.Spec.WorkflowTemplateRef = &v1alpha1.WorkflowTemplateRef{Name: name}
+		if m := o.Spec.WorkflowMetadata; m != nil {
+			addMeta(wf, m.Labels, m.Annotations)
+		}
+		setLabel(wf, labelWorkflowTemplate, name)
+	case *v1alpha1.ClusterWorkflowTemplate:
+		wf.Spec.WorkflowTemplateRef = &v1alpha1.WorkflowTemplateRef{Name: name, ClusterScope: true}
+		if m := o.Spec.WorkflowMetadata; m != nil {
+			addMeta(wf, m.Labels, m.Annotations)
+		}
+		setLabel(wf, labelClusterWorkflowTemplate, name)
+	case *v1alpha1.CronWorkflow:
+		wf.Spec = *o.Spec.WorkflowSpec.DeepCopy()
+		if m := o.Spec.WorkflowMetadata; m != nil {
+			addMeta(wf, m.Labels, m.Annotations)
+		}
+		setLabel(wf, labelCronWorkflow, name)
+	default:
+		return nil, status.Errorf(codes.Internal, "store returned %T for a %s", obj, kind)
+	}
+	return wf, nil
+}
+
+// expand merges a referenced WorkflowTemplate into the workflow, so that
+// what runs does not change when the template does.
+func (s *workflowServer) expand(ctx context.Context, wf *v1alpha1.Workflow) error {
+	if wf.Spec.WorkflowTemplateRef == nil {
+		return nil
+	}
+	cat, err := s.catalog(ctx, wf.Namespace)
+	if err != nil {
+		return err
+	}
+	if err := spec.ResolveWorkflowTemplateRef(wf, cat); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	return nil
+}
+
+func addMeta(wf *v1alpha1.Workflow, labels, annotations map[string]string) {
+	for k, v := range labels {
+		setLabel(wf, k, v)
+	}
+	for k, v := range annotations {
+		if wf.Annotations == nil {
+			wf.Annotations = map[string]string{}
+		}
+		wf.Annotations[k] = v
+	}
+}
+
+func setLabel(wf *v1alpha1.Workflow, k, v string) {
+	if wf.Labels == nil {
+		wf.Labels = map[string]string{}
+	}
+	wf.Labels[k] = v
+}
+
+// applySubmitOpts applies argo's SubmitOpts.
+func applySubmitOpts(wf *v1alpha1.Workflow, o *workflow.SubmitOpts) error {
+	if o == nil {
+		return nil
+	}
+	if err := spec.ApplySubmitOptions(wf, spec.SubmitOptions{
+		Parameters: o.GetParameters(), Entrypoint: o.GetEntryPoint(),
+		Name: o.GetName(), GenerateName: o.GetGenerateName(), Labels: o.GetLabels(),
+	}); err != nil {
+		return err
+	}
+	if a := o.GetAnnotations(); a != "" {
+		for _, kv := range strings.Split(a, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return fmt.Errorf("annotations: %q is not key=value", kv)
+			}
+			if wf.Annotations == nil {
+				wf.Annotations = map[string]string{}
+			}
+			wf.Annotations[k] = v
+		}
+	}
+	if sa := o.GetServiceAccount(); sa != "" {
+		wf.Spec.ServiceAccountName = sa
+	}
+	if pc := o.GetPodPriorityClassName(); pc != "" {
+		wf.Spec.PodPriorityClassName = pc
+	}
+	if o.Priority != nil {
+		p := o.GetPriority()
+		wf.Spec.Priority = &p
+	}
+	if ref := o.GetOwnerReference(); ref != nil && ref.GetName() != "" {
+		wf.OwnerReferences = append(wf.OwnerReferences, metav1.OwnerReference{
+			APIVersion: ref.GetApiVersion(), Kind: ref.GetKind(), Name: ref.GetName(),
+		})
+	}
+	return nil
+}
+
+// kindError is storeError with the resource name of another kind.
+func kindError(err error, kind store.Kind, name string) error {
+	st := status.Convert(storeError(err, name))
+	if st.Code() == codes.NotFound {
+		return status.Errorf(codes.NotFound, "%s.argoproj.io %q not found", strings.ToLower(string(kind))+"s", name)
+	}
+	return st.Err()
+}
