@@ -48,7 +48,7 @@ conformance: build
 	./hack/conformance.sh $(BIN) "$(BRAID_CONFORMANCE_DIR)"
 	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance$$' -v ./test/e2e/
 
-## bench: braid against GNU make on the same graphs (W1, W2, W5), then the package benchmarks.
+## bench: braid against GNU make on the same graphs (W1, W2, W5), API throughput (W6), then the package benchmarks.
 bench: build
 	$(GO) run ./test/bench -braid $(BIN) -runs 3
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/...

@@ -5,6 +5,9 @@
 //	W1: a 1,000-step sequential chain
 //	W2: one source, 2,000 parallel tasks, one sink
 //	W5: a 2,000-node diamond lattice, 100 layers of 20
+//	W6: 2,000 single-step workflows submitted through a braid server's API
+//	    by 8 gRPC clients at once; workflows per minute from the first
+//	    submit to the last completion, and the server's peak RSS
 //
 // Each measurement is repeated -runs times and the median is reported, since
 // these machines are noisy. Usage: go run ./test/bench -braid bin/braid

@@ -26,14 +26,17 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each measurement (the median is reported)")
 	jobs := flag.Int("j", 2, "make -j")
 	only := flag.String("only", "", "comma separated workloads to run (default all)")
+	w6 := throughput{}
+	flag.IntVar(&w6.count, "w6-count", 2000, "W6: workflows to submit")
+	flag.IntVar(&w6.clients, "w6-clients", 8, "W6: clients submitting at once")
 	flag.Parse()
-	if err := run(*braid, *runs, *jobs, *only); err != nil {
+	if err := run(*braid, *runs, *jobs, *only, w6); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(braid string, runs, jobs int, only string) error {
+func run(braid string, runs, jobs int, only string, w6 throughput) error {
 	bin, err := filepath.Abs(braid)
 	if err != nil {
 		return err
@@ -44,10 +47,14 @@ func run(braid string, runs, jobs int, only string) error {
 	}
 	defer os.RemoveAll(dir)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "workload\tnodes\tmake -j%d\tbraid\tratio\tbraid peak RSS\n", jobs)
+	header := false
 	for _, w := range workloads() {
 		if only != "" && !strings.Contains(","+only+",", ","+w.name+",") {
 			continue
+		}
+		if !header {
+			fmt.Fprintf(tw, "workload\tnodes\tmake -j%d\tbraid\tratio\tbraid peak RSS\n", jobs)
+			header = true
 		}
 		m, b, rss, err := measure(dir, bin, w, runs, jobs)
 		if err != nil {
@@ -55,7 +62,32 @@ func run(braid string, runs, jobs int, only string) error {
 		}
 		fmt.Fprintf(tw, "%s (%s)\t%d\t%s\t%s\t%.2f\t%.1f MiB\n", w.name, w.desc, len(w.deps), m.Round(time.Millisecond), b.Round(time.Millisecond), float64(b)/float64(m), float64(rss)/1024)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if only != "" && !strings.Contains(","+only+",", ",W6,") {
+		return nil
+	}
+	return runW6(bin, dir, runs, w6)
+}
+
+// runW6 measures W6 runs times and prints the median rate and the largest
+// peak RSS.
+func runW6(bin, dir string, runs int, w6 throughput) error {
+	var rates []time.Duration
+	var peak int64
+	for range runs {
+		r, err := w6.run(bin, dir)
+		if err != nil {
+			return fmt.Errorf("W6: %w", err)
+		}
+		rates = append(rates, r.took)
+		peak = max(peak, r.peakKiB)
+	}
+	took := median(rates)
+	fmt.Printf("\nW6 (%d single-step workflows through the API, %d clients): median %s, %.0f workflows/min, server peak RSS %.1f MiB\n",
+		w6.count, w6.clients, took.Round(time.Millisecond), float64(w6.count)/took.Minutes(), float64(peak)/1024)
+	return nil
 }
 
 func workloads() []workload {

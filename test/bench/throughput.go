@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	wfapi "github.com/braidwf/braid/pkg/apiclient/workflow"
+)
+
+// throughput is W6: count single-step workflows submitted through the API
+// of a real braid server by clients at once, as fast as they go. It reports
+// workflows per minute from the first submit to the last completion, and
+// the server's peak RSS.
+type throughput struct {
+	count   int
+	clients int
+}
+
+type throughputResult struct {
+	took    time.Duration
+	perMin  float64
+	peakKiB int64
+}
+
+func (w throughput) run(bin, dir string) (throughputResult, error) {
+	var res throughputResult
+	home := filepath.Join(dir, "home-w6")
+	defer os.RemoveAll(home)
+	addr, err := freeAddr()
+	if err != nil {
+		return res, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	srv := exec.Command(bin, "server", "--port", port, "--data-dir", home)
+	logf, err := os.Create(filepath.Join(dir, "w6-server.log"))
+	if err != nil {
+		return res, err
+	}
+	defer logf.Close()
+	srv.Stdout, srv.Stderr = logf, logf
+	if err := srv.Start(); err != nil {
+		return res, err
+	}
+	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
+
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	client := wfapi.NewWorkflowServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := waitReady(ctx, client); err != nil {
+		return res, err
+	}
+
+	start := time.Now()
+	if err := w.submitAll(ctx, client); err != nil {
+		return res, err
+	}
+	if err := waitCompleted(ctx, client, w.count); err != nil {
+		return res, err
+	}
+	res.took = time.Since(start)
+	res.perMin = float64(w.count) / res.took.Minutes()
+	res.peakKiB = peakRSS(srv.Process.Pid)
+	return res, nil
+}
+
+// submitAll creates the workflows from w.clients goroutines.
+func (w throughput) submitAll(ctx context.Context, client wfapi.WorkflowServiceClient) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, w.clients)
+	for range w.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(w.count) {
+					return
+				}
+				if _, err := client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: w6Workflow(i)}); err != nil {
+					errs <- fmt.Errorf("create %d: %w", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func w6Workflow(i int64) *structpb.Struct {
+	s, _ := structpb.NewStruct(map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1",
+		"kind":       "Workflow",
+		"metadata":   map[string]any{"name": "w6-" + strconv.FormatInt(i, 10)},
+		"spec": map[string]any{
+			"entrypoint": "main",
+			"templates": []any{map[string]any{
+				"name":      "main",
+				"container": map[string]any{"image": "busybox", "command": []any{"true"}},
+			}},
+		},
+	})
+	return s
+}
+
+func waitReady(ctx context.Context, client wfapi.WorkflowServiceClient) error {
+	for {
+		_, err := client.ListWorkflows(ctx, &wfapi.WorkflowListRequest{Namespace: "default", ListOptions: &wfapi.ListOptions{Limit: 1}})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server not ready: %w", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waitCompleted polls the list of completed workflows until it holds n.
+func waitCompleted(ctx context.Context, client wfapi.WorkflowServiceClient, n int) error {
+	for {
+		list, err := client.ListWorkflows(ctx, &wfapi.WorkflowListRequest{
+			Namespace:   "default",
+			ListOptions: &wfapi.ListOptions{LabelSelector: "workflows.argoproj.io/completed=true"},
+			Fields:      "items.metadata.name,items.status.phase",
+		})
+		if err != nil {
+			return err
+		}
+		items := list.GetFields()["items"].GetListValue().GetValues()
+		if len(items) >= n {
+			for _, it := range items {
+				phase := it.GetStructValue().GetFields()["status"].GetStructValue().GetFields()["phase"].GetStringValue()
+				if phase != "Succeeded" {
+					name := it.GetStructValue().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue()
+					return fmt.Errorf("%s ended %s", name, phase)
+				}
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d completed: %w", len(items), n, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// peakRSS reads a live process's peak resident set (VmHWM) in KiB.
+func peakRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
