@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -29,14 +30,15 @@ func main() {
 	w6 := throughput{}
 	flag.IntVar(&w6.count, "w6-count", 2000, "W6: workflows to submit")
 	flag.IntVar(&w6.clients, "w6-clients", 8, "W6: clients submitting at once")
+	w7 := flag.String("w7-steps", "10000,50000", "W7: sizes of the one-workflow runs")
 	flag.Parse()
-	if err := run(*braid, *runs, *jobs, *only, w6); err != nil {
+	if err := run(*braid, *runs, *jobs, *only, w6, *w7); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(braid string, runs, jobs int, only string, w6 throughput) error {
+func run(braid string, runs, jobs int, only string, w6 throughput, w7 string) error {
 	bin, err := filepath.Abs(braid)
 	if err != nil {
 		return err
@@ -65,10 +67,32 @@ func run(braid string, runs, jobs int, only string, w6 throughput) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if only != "" && !strings.Contains(","+only+",", ",W6,") {
-		return nil
+	if only == "" || strings.Contains(","+only+",", ",W6,") {
+		if err := runW6(bin, dir, runs, w6); err != nil {
+			return err
+		}
 	}
-	return runW6(bin, dir, runs, w6)
+	if only == "" || strings.Contains(","+only+",", ",W7,") {
+		return runW7(bin, dir, w7)
+	}
+	return nil
+}
+
+// runW7 runs one big workflow of each size once.
+func runW7(bin, dir, sizes string) error {
+	for _, f := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("W7: size %q: %w", f, err)
+		}
+		r, err := big{steps: n}.run(bin, dir)
+		if err != nil {
+			return fmt.Errorf("W7 %d: %w", n, err)
+		}
+		fmt.Printf("W7 (one workflow of %d parallel steps through the server): %s, written per finished step: %.0f B to write(2), %.0f B to disk; server peak RSS %.1f MiB\n",
+			n, r.took.Round(time.Millisecond), r.wcharPerStep, r.wbPerStep, float64(r.peakKiB)/1024)
+	}
+	return nil
 }
 
 // runW6 measures W6 runs times and prints the median rate and the largest

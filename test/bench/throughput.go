@@ -191,3 +191,88 @@ func freeAddr() (string, error) {
 	defer l.Close()
 	return l.Addr().String(), nil
 }
+
+// big is W7: one workflow of n parallel steps (a loop over a sequence)
+// through a braid server. It reports the wall time and what the server
+// wrote per finished step: the bytes it passed to write(2) (wchar) and
+// those that reached the disk (write_bytes), from /proc/<pid>/io.
+type big struct{ steps int }
+
+type bigResult struct {
+	took                    time.Duration
+	wcharPerStep, wbPerStep float64
+	peakKiB                 int64
+}
+
+func (w big) run(bin, dir string) (bigResult, error) {
+	var res bigResult
+	home := filepath.Join(dir, "home-w7")
+	defer os.RemoveAll(home)
+	addr, err := freeAddr()
+	if err != nil {
+		return res, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	srv := exec.Command(bin, "server", "--port", port, "--data-dir", home)
+	srv.Stdout, srv.Stderr = nil, nil
+	if err := srv.Start(); err != nil {
+		return res, err
+	}
+	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	client := wfapi.NewWorkflowServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if err := waitReady(ctx, client); err != nil {
+		return res, err
+	}
+	wc0, wb0 := procIO(srv.Process.Pid)
+	start := time.Now()
+	s, _ := structpb.NewStruct(map[string]any{
+		"metadata": map[string]any{"name": "w7"},
+		"spec": map[string]any{
+			"entrypoint": "main",
+			"templates": []any{
+				map[string]any{"name": "main", "steps": []any{[]any{map[string]any{
+					"name": "s", "template": "true", "withSequence": map[string]any{"count": strconv.Itoa(w.steps)},
+				}}}},
+				map[string]any{"name": "true", "container": map[string]any{"image": "busybox", "command": []any{"true"}}},
+			},
+		},
+	})
+	if _, err := client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: s}); err != nil {
+		return res, err
+	}
+	if err := waitCompleted(ctx, client, 1); err != nil {
+		return res, err
+	}
+	res.took = time.Since(start)
+	wc1, wb1 := procIO(srv.Process.Pid)
+	res.wcharPerStep = float64(wc1-wc0) / float64(w.steps)
+	res.wbPerStep = float64(wb1-wb0) / float64(w.steps)
+	res.peakKiB = peakRSS(srv.Process.Pid)
+	return res, nil
+}
+
+// procIO reads wchar and write_bytes of a live process.
+func procIO(pid int) (wchar, writeBytes int64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch k {
+		case "wchar":
+			wchar = n
+		case "write_bytes":
+			writeBytes = n
+		}
+	}
+	return wchar, writeBytes
+}
