@@ -2,16 +2,26 @@
 // same REST paths and JSON under /api/v1 (grpc-gateway), served together on
 // one listener split with cmux, plus /healthz and /readyz.
 //
-// This first slice serves WorkflowService (Create, Get, List, Delete, Lint)
-// and InfoService (GetInfo, GetVersion) on the embedded store. Workflows are
-// stored only: running them through the server comes next.
+// The server stores and changes objects; it never runs a step. The
+// controller's Manager (wired by the CLI) watches the same store and runs
+// what the server writes: a create, a retry that reopens a workflow, a
+// resume that settles a suspend node.
 //
-// Layout: server.go (Options, New, Serve, cmux, the gateway and the error
-// mapping of ARGO-API §3.4), workflow.go (WorkflowService), info.go
-// (InfoService), convert.go (API objects <-> google.protobuf.Struct and the
-// `fields` filter). The REST side calls the services in-process through the
-// gateway's RegisterXHandlerServer functions, so gRPC interceptors do not
-// run for REST; streaming RPCs (watch, logs) will need a loopback client.
+// Layout:
+//   - server.go: Options, New, Serve, cmux, the gateway, the error mapping
+//     of ARGO-API §3.4;
+//   - workflow.go, create.go: WorkflowService create, get, list, delete and
+//     lint, and admission (strict decoding, names, validation);
+//   - actions.go: retry, resubmit, suspend, resume, stop, terminate and set,
+//     each a pure internal/wfops change written under optimistic concurrency;
+//   - submit.go: SubmitWorkflow from a WorkflowTemplate,
+//     ClusterWorkflowTemplate or CronWorkflow;
+//   - watch.go, logs.go: the streaming RPCs; stream.go serves streams over
+//     REST as SSE or NDJSON (ARGO-API §3), calling the services directly;
+//   - crud.go, template.go, clustertemplate.go, cron.go: the other kinds;
+//   - archive.go, event.go: the archive and workflow event bindings;
+//   - info.go: InfoService; convert.go: objects <-> google.protobuf.Struct
+//     and the `fields` filter.
 //
 // It uses the store through the small Store interface declared here, and
 // internal/spec to validate; it must not import the engine or a runtime.
