@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,6 +42,12 @@ type ListOptions struct {
 	FieldSelector string // metadata.name, metadata.namespace, status.phase (=, !=)
 	Limit         int64  // 0: no limit
 	Continue      string // the token a previous List returned
+	// Name matches metadata.name as NameFilter says: Exact, Contains,
+	// Prefix or NotEquals ("" means Exact). An empty Name matches all.
+	Name, NameFilter string
+	// CreatedAfter and CreatedBefore bound metadata.creationTimestamp
+	// (exclusive); zero values do not.
+	CreatedAfter, CreatedBefore time.Time
 }
 
 // EventType says what happened to an object.

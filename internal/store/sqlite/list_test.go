@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -237,4 +238,45 @@ func TestListKinds(t *testing.T) {
 	if len(got) != 1 {
 		t.Errorf("cron workflows by phase: %v", names(got))
 	}
+}
+
+// Name filters and creation-time ranges, as argo list's nameFilter,
+// createdAfter and the spec.startedAt selectors need.
+func TestListNameAndTime(t *testing.T) {
+	s := testStore(t)
+	for _, name := range []string{"build-1", "build-2", "test_1", "deploy"} {
+		wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+		must(t, s.Create(context.Background(), wf), "Create "+name)
+	}
+	all, _, err := s.List(context.Background(), store.KindWorkflow, "ns", store.ListOptions{})
+	must(t, err, "List")
+	created := map[string]time.Time{}
+	for _, o := range all {
+		created[o.GetName()] = o.GetCreationTimestamp().Time
+	}
+	tests := []struct {
+		name string
+		opts store.ListOptions
+		want []string
+	}{
+		{"exact", store.ListOptions{Name: "deploy"}, []string{"deploy"}},
+		{"exact by default name", store.ListOptions{Name: "build-1", NameFilter: "Exact"}, []string{"build-1"}},
+		{"prefix", store.ListOptions{Name: "build", NameFilter: "Prefix"}, []string{"build-2", "build-1"}},
+		{"contains", store.ListOptions{Name: "-", NameFilter: "Contains"}, []string{"build-2", "build-1"}},
+		{"like wildcards are literal", store.ListOptions{Name: "t_1", NameFilter: "Contains"}, []string{"test_1"}},
+		{"not equals", store.ListOptions{Name: "deploy", NameFilter: "NotEquals"}, []string{"test_1", "build-2", "build-1"}},
+		{"created after", store.ListOptions{CreatedAfter: created["build-2"]}, []string{"deploy", "test_1"}},
+		{"created before", store.ListOptions{CreatedBefore: created["build-2"]}, []string{"build-1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, _, err := s.List(context.Background(), store.KindWorkflow, "ns", tc.opts)
+			must(t, err, "List")
+			if got := names(objs); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	_, _, err = s.List(context.Background(), store.KindWorkflow, "ns", store.ListOptions{Name: "x", NameFilter: "Regex"})
+	isErr(t, err, ErrInvalid, "an unknown name filter")
 }

@@ -154,6 +154,11 @@ func listObjects(ctx context.Context, q querier, k kindInfo, ns string, opts sto
 		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
 	}
 	where, args = append(where, fw...), append(args, fa...)
+	nw, na, err := nameAndTimeFilter(opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
+	}
+	where, args = append(where, nw...), append(args, na...)
 	lsel := labels.Everything()
 	if opts.LabelSelector != "" {
 		if lsel, err = labels.Parse(opts.LabelSelector); err != nil {
@@ -264,6 +269,37 @@ func fieldFilter(s string) ([]string, []any, error) {
 			return nil, nil, fmt.Errorf("field selector %q: operator %q is not supported: %w", s, r.Operator, ErrInvalid)
 		}
 		args = append(args, r.Value)
+	}
+	return where, args, nil
+}
+
+// nameAndTimeFilter turns ListOptions.Name, NameFilter, CreatedAfter and
+// CreatedBefore into SQL conditions.
+func nameAndTimeFilter(opts store.ListOptions) ([]string, []any, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if opts.Name != "" {
+		like := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(opts.Name)
+		switch opts.NameFilter {
+		case "", "Exact":
+			where, args = append(where, "o.name = ?"), append(args, opts.Name)
+		case "NotEquals":
+			where, args = append(where, "o.name <> ?"), append(args, opts.Name)
+		case "Prefix":
+			where, args = append(where, `o.name LIKE ? ESCAPE '\'`), append(args, like+"%")
+		case "Contains":
+			where, args = append(where, `o.name LIKE ? ESCAPE '\'`), append(args, "%"+like+"%")
+		default:
+			return nil, nil, fmt.Errorf("name filter %q is not one of Exact, Contains, Prefix, NotEquals: %w", opts.NameFilter, ErrInvalid)
+		}
+	}
+	if !opts.CreatedAfter.IsZero() {
+		where, args = append(where, "o.created_at > ?"), append(args, opts.CreatedAfter.UnixNano())
+	}
+	if !opts.CreatedBefore.IsZero() {
+		where, args = append(where, "o.created_at < ?"), append(args, opts.CreatedBefore.UnixNano())
 	}
 	return where, args, nil
 }

@@ -43,6 +43,38 @@ CREATE TABLE nodes (
     UNIQUE (object_id, node_id)
 ) STRICT;
 `,
+	// 2: the workflow archive (archive.go): one row per archived workflow,
+	// keyed by uid, and its labels as rows so that label selectors are
+	// answered by an index.
+	`
+CREATE TABLE archived (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    uid         TEXT    NOT NULL UNIQUE,
+    namespace   TEXT    NOT NULL,
+    name        TEXT    NOT NULL,
+    phase       TEXT    NOT NULL DEFAULT '',
+    labels      TEXT,                      -- JSON object; NULL when there are none
+    created_at  INTEGER NOT NULL,          -- unix seconds of metadata.creationTimestamp
+    started_at  INTEGER NOT NULL,          -- unix seconds of status.startedAt; 0 when unset
+    finished_at INTEGER,                   -- unix seconds of status.finishedAt; NULL when unset
+    archived_at INTEGER NOT NULL,          -- unix nanoseconds from the injected clock
+    summary     BLOB    NOT NULL,          -- JSON of the workflow without status.nodes
+    nodes       BLOB                       -- gzip of the JSON of status.nodes; NULL when none
+) STRICT;
+CREATE INDEX archived_by_start    ON archived (started_at DESC, id DESC);
+CREATE INDEX archived_by_ns_start ON archived (namespace, started_at DESC, id DESC);
+CREATE INDEX archived_by_name     ON archived (namespace, name);
+
+CREATE TABLE archived_labels (
+    archive_id INTEGER NOT NULL REFERENCES archived (id) ON DELETE CASCADE,
+    namespace  TEXT    NOT NULL,           -- copied from archived, for label keys/values
+    key        TEXT    NOT NULL,
+    value      TEXT    NOT NULL,
+    PRIMARY KEY (archive_id, key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX archived_labels_by_kv ON archived_labels (key, value, archive_id);
+CREATE INDEX archived_labels_by_ns ON archived_labels (namespace, key, value);
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.
