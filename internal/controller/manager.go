@@ -217,6 +217,25 @@ func (m *Manager) drive(ctx context.Context, stub *v1alpha1.Workflow, h *handle)
 		m.killRuns(final)
 	case err != nil && ctx.Err() == nil:
 		m.c.log.Error("drive workflow", "workflow", h.key, "err", err)
+	case err == nil && final.Status.Phase.Completed():
+		m.archive(ctx, final)
+	}
+}
+
+// Archiver is a store that keeps completed workflows in an archive.
+type Archiver interface {
+	Archive(ctx context.Context, wf *v1alpha1.Workflow) error
+}
+
+// archive copies a completed workflow into the store's archive, when the
+// store has one. The live workflow stays until it is deleted.
+func (m *Manager) archive(ctx context.Context, wf *v1alpha1.Workflow) {
+	a, ok := m.st.(Archiver)
+	if !ok {
+		return
+	}
+	if err := a.Archive(ctx, wf); err != nil && ctx.Err() == nil {
+		m.c.log.Warn("archive workflow", "workflow", wf.Namespace+"/"+wf.Name, "err", err)
 	}
 }
 

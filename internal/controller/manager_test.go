@@ -210,3 +210,35 @@ func startManagerAt(t *testing.T, dir string) (*sqlite.Store, *Manager) {
 	t.Cleanup(func() { cancel(); <-done })
 	return st, m
 }
+
+// A workflow that completes is copied into the store's archive.
+func TestManagerArchives(t *testing.T) {
+	st, _ := startManager(t)
+	ctx := context.Background()
+	wf := workflow(t, `
+metadata: {name: archived}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: busybox, command: [echo, hi]}
+`)
+	if err := st.Create(ctx, wf); err != nil {
+		t.Fatal(err)
+	}
+	done := waitPhase(t, st, "archived", v1alpha1.WorkflowSucceeded)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := st.GetArchived(ctx, string(done.UID))
+		if err == nil {
+			if got.Status.Phase != v1alpha1.WorkflowSucceeded || len(got.Status.Nodes) != 1 {
+				t.Fatalf("archived %s with %d nodes", got.Status.Phase, len(got.Status.Nodes))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not archived: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -412,8 +412,8 @@ func newKindServers(st Store, log *slog.Logger) *kindServers {
 		templates:        newTemplateServer(st, log),
 		clusterTemplates: newClusterTemplateServer(st, log),
 		crons:            newCronServer(st, log),
-		archive:          &archiveServer{store: st, log: log},
-		events:           &eventServer{store: st, log: log},
+		archive:          newArchiveServer(st, log),
+		events:           newEventServer(st, log),
 	}
 }
 
@@ -438,21 +438,4 @@ func (k *kindServers) registerGateway(ctx context.Context, gw *runtime.ServeMux)
 		}
 	}
 	return nil
-}
-
-// archiveServer routes ArchivedWorkflowService; every RPC answers
-// Unimplemented until the archive is served (its own file will replace
-// this declaration).
-type archiveServer struct {
-	workflowarchive.UnimplementedArchivedWorkflowServiceServer
-	store Store
-	log   *slog.Logger
-}
-
-// eventServer routes EventService; every RPC answers Unimplemented until
-// events are served (its own file will replace this declaration).
-type eventServer struct {
-	event.UnimplementedEventServiceServer
-	store Store
-	log   *slog.Logger
 }

@@ -285,10 +285,9 @@ func TestTemplateRefValidation(t *testing.T) {
 func TestUnimplementedRoutes(t *testing.T) {
 	base := "http://" + startServer(t)
 	for _, r := range []struct{ method, path, body string }{
-		{"GET", "/api/v1/archived-workflows?namespace=argo", ""},
-		{"GET", "/api/v1/archived-workflows-label-keys", ""},
-		{"POST", "/api/v1/events/argo/disc", `{"any":"json"}`},
-		{"GET", "/api/v1/workflow-event-bindings/argo", ""},
+		{"GET", "/api/v1/sync/argo", ""},
+		{"GET", "/api/v1/event-sources/argo", ""},
+		{"GET", "/api/v1/sensors/argo", ""},
 	} {
 		res := do(t, r.method, base+r.path, r.body)
 		if e := decodeInto[errJSON](t, res.body); res.status != 501 || e.Code != int(codes.Unimplemented) {

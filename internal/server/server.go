@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,6 +140,7 @@ func New(opts Options) (*Server, error) {
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
 		}}),
 		runtime.WithErrorHandler(errorHandler),
+		runtime.WithMetadata(eventMetadata),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
 			w.Header().Set("Grpc-Metadata-Argo-Version", opts.Version.Version)
@@ -245,6 +248,27 @@ func (m *compactJSONPb) Marshal(v any) ([]byte, error) {
 		return b, nil // not expected; protojson's own output is still valid JSON
 	}
 	return buf.Bytes(), nil
+}
+
+// NewDecoder names the request body in decoding errors, which the gateway
+// passes on as the message of a 400 (code 3): "unexpected EOF" or "http:
+// request body too large" alone do not say what was wrong. io.EOF (an empty
+// body, which Argo accepts) passes through unchanged.
+func (m *compactJSONPb) NewDecoder(r io.Reader) runtime.Decoder {
+	d := m.JSONPb.NewDecoder(r)
+	return runtime.DecoderFunc(func(v any) error {
+		err := d.Decode(v)
+		if err == nil || errors.Is(err, io.EOF) {
+			return err
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("request body is larger than the limit of %d bytes", mbe.Limit)
+		}
+		// protojson's messages start "proto:" and a random space.
+		msg := strings.TrimLeft(strings.TrimPrefix(err.Error(), "proto:"), " \u00a0")
+		return fmt.Errorf("request body is not valid JSON for this request: %s", msg)
+	})
 }
 
 // httpStatus maps a gRPC code to the HTTP status argo-server uses (ARGO-API §3.4).

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/internal/wfops"
+	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// Archive is what ArchivedWorkflowService needs from a store on top of
+// Store. A store without it serves no archive: every archive RPC answers
+// Unimplemented.
+type Archive interface {
+	GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow, error)
+	ListArchived(ctx context.Context, opts sqlite.ArchiveListOptions) ([]v1alpha1.Workflow, bool, error)
+	CountArchived(ctx context.Context, opts sqlite.ArchiveListOptions) (int64, error)
+	DeleteArchived(ctx context.Context, uid string) error
+	ArchivedLabelKeys(ctx context.Context, namespace string) ([]string, error)
+	ArchivedLabelValues(ctx context.Context, namespace, key string) ([]string, error)
+}
+
+var (
+	_ Archive                                       = (*sqlite.Store)(nil)
+	_ workflowarchive.ArchivedWorkflowServiceServer = (*archiveServer)(nil)
+)
+
+// archiveServer is ArchivedWorkflowService: the archive (list, get,
+// delete, label keys and values) and retry and resubmit of an archived
+// workflow, which create a workflow in the store.
+type archiveServer struct {
+	workflowarchive.UnimplementedArchivedWorkflowServiceServer
+	archive Archive // nil: the store keeps no archive
+	wfs     *workflowServer
+	log     *slog.Logger
+}
+
+func newArchiveServer(st Store, log *slog.Logger) *archiveServer {
+	a, _ := st.(Archive)
+	return &archiveServer{archive: a, wfs: &workflowServer{store: st, log: log}, log: log}
+}
+
+func (s *archiveServer) ready() error {
+	if s.archive == nil {
+		return status.Error(codes.Unimplemented, "this server's store keeps no workflow archive")
+	}
+	return nil
+}
+
+func (s *archiveServer) ListArchivedWorkflows(ctx context.Context, req *workflowarchive.ListArchivedWorkflowsRequest) (*structpb.Struct, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	opts, showRemaining, err := archiveListOptions(req)
+	if err != nil {
+		return nil, err
+	}
+	items, more, err := s.archive.ListArchived(ctx, opts)
+	if err != nil {
+		return nil, archiveError(err, "")
+	}
+	list := v1alpha1.WorkflowList{Items: items}
+	if more {
+		list.Continue = strconv.Itoa(opts.Offset + len(items))
+	}
+	if showRemaining {
+		total, err := s.archive.CountArchived(ctx, opts)
+		if err != nil {
+			return nil, archiveError(err, "")
+		}
+		rest := max(total-int64(opts.Offset+len(items)), 0)
+		list.RemainingItemCount = &rest
+	}
+	return toStruct(&list)
+}
+
+// archiveListOptions reads a list request: listOptions.continue is an
+// offset; the field selector may name metadata.name and
+// metadata.namespace, and ext.showRemainingItemCount asks for a count.
+func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqlite.ArchiveListOptions, bool, error) {
+	lo := req.GetListOptions()
+	opts := sqlite.ArchiveListOptions{
+		Namespace:     req.GetNamespace(),
+		NamePrefix:    req.GetNamePrefix(),
+		NameFilter:    sqlite.NameFilter(req.GetNameFilter()),
+		LabelSelector: lo.GetLabelSelector(),
+	}
+	if lo.GetLimit() < 0 {
+		return opts, false, status.Error(codes.InvalidArgument, "listOptions.limit must not be negative")
+	}
+	opts.Limit = int(lo.GetLimit())
+	if c := lo.GetContinue(); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 0 {
+			return opts, false, status.Error(codes.InvalidArgument, "listOptions.continue must be int")
+		}
+		opts.Offset = n
+	}
+	showRemaining := false
+	for _, r := range strings.Split(lo.GetFieldSelector(), ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(r, "=")
+		k, v = strings.TrimSpace(k), strings.TrimPrefix(strings.TrimSpace(v), "=")
+		switch {
+		case ok && k == "metadata.name":
+			opts.Name = v
+		case ok && k == "metadata.namespace":
+			opts.Namespace = v
+		case ok && k == "ext.showRemainingItemCount":
+			showRemaining = v == "true"
+		default:
+			return opts, false, status.Errorf(codes.InvalidArgument,
+				"listOptions.fieldSelector %q: supported are metadata.name=, metadata.namespace= and ext.showRemainingItemCount=", r)
+		}
+	}
+	return opts, showRemaining, nil
+}
+
+// get reads an archived workflow; namespace and name, when given, must be
+// the workflow's.
+func (s *archiveServer) get(ctx context.Context, uid, namespace, name string) (*v1alpha1.Workflow, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	if uid == "" {
+		return nil, status.Error(codes.InvalidArgument, "uid is required")
+	}
+	wf, err := s.archive.GetArchived(ctx, uid)
+	if err != nil {
+		return nil, archiveError(err, uid)
+	}
+	if (namespace != "" && wf.Namespace != namespace) || (name != "" && wf.Name != name) {
+		return nil, archiveError(store.ErrNotFound, uid)
+	}
+	return wf, nil
+}
+
+func (s *archiveServer) GetArchivedWorkflow(ctx context.Context, req *workflowarchive.GetArchivedWorkflowRequest) (*structpb.Struct, error) {
+	wf, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return toStruct(wf)
+}
+
+func (s *archiveServer) DeleteArchivedWorkflow(ctx context.Context, req *workflowarchive.DeleteArchivedWorkflowRequest) (*workflowarchive.ArchivedWorkflowDeletedResponse, error) {
+	wf, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.archive.DeleteArchived(ctx, string(wf.UID)); err != nil {
+		return nil, archiveError(err, req.GetUid())
+	}
+	s.log.Info("archived workflow deleted", "namespace", wf.Namespace, "name", wf.Name, "uid", wf.UID)
+	return &workflowarchive.ArchivedWorkflowDeletedResponse{}, nil
+}
+
+func (s *archiveServer) ListArchivedWorkflowLabelKeys(ctx context.Context, req *workflowarchive.ListArchivedWorkflowLabelKeysRequest) (*workflowarchive.LabelKeys, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	keys, err := s.archive.ArchivedLabelKeys(ctx, req.GetNamespace())
+	if err != nil {
+		return nil, archiveError(err, "")
+	}
+	return &workflowarchive.LabelKeys{Items: keys}, nil
+}
+
+// ListArchivedWorkflowLabelValues lists the values of the one label key
+// that listOptions.labelSelector names, as argo-server does.
+func (s *archiveServer) ListArchivedWorkflowLabelValues(ctx context.Context, req *workflowarchive.ListArchivedWorkflowLabelValuesRequest) (*workflowarchive.LabelValues, error) {
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	sel := req.GetListOptions().GetLabelSelector()
+	reqs, err := labels.ParseToRequirements(sel)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "listOptions.labelSelector %q: %v", sel, err)
+	}
+	if len(reqs) != 1 || reqs[0].Operator() != selection.Exists {
+		return nil, status.Errorf(codes.InvalidArgument, "listOptions.labelSelector must name exactly one label key, not %q", sel)
+	}
+	vals, err := s.archive.ArchivedLabelValues(ctx, req.GetNamespace(), reqs[0].Key())
+	if err != nil {
+		return nil, archiveError(err, "")
+	}
+	return &workflowarchive.LabelValues{Items: vals}, nil
+}
+
+// RetryArchivedWorkflow creates the archived workflow again in the store,
+// set to run its failed part again (wfops.Retry), unless a workflow of
+// that name exists there: then `argo retry` is the way (409).
+func (s *archiveServer) RetryArchivedWorkflow(ctx context.Context, req *workflowarchive.RetryArchivedWorkflowRequest) (*structpb.Struct, error) {
+	old, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.wfs.store.Get(ctx, store.KindWorkflow, old.Namespace, old.Name)
+	switch {
+	case err == nil:
+		return nil, status.Errorf(codes.AlreadyExists, "workflow %q already exists in namespace %q: use argo retry %s instead", old.Name, old.Namespace, old.Name)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, storeError(err, old.Name)
+	}
+	wf, _, err := wfops.Retry(old, wfops.RetryOptions{
+		RestartSuccessful: req.GetRestartSuccessful(),
+		NodeFieldSelector: req.GetNodeFieldSelector(),
+		Parameters:        req.GetParameters(),
+	}, s.wfs.now())
+	if err != nil {
+		return nil, opError(err)
+	}
+	// A new object: the store gives it a new uid and resourceVersion.
+	wf.UID, wf.ResourceVersion, wf.Generation = "", "", 0
+	wf.ManagedFields = nil
+	if err := s.wfs.createNamed(ctx, wf, nil); err != nil {
+		return nil, err
+	}
+	s.log.Info("archived workflow retried", "namespace", wf.Namespace, "name", wf.Name, "from", old.UID)
+	return toStruct(wf)
+}
+
+// ResubmitArchivedWorkflow creates a new workflow from an archived one
+// (wfops.Resubmit), as argo resubmit does from a live one.
+func (s *archiveServer) ResubmitArchivedWorkflow(ctx context.Context, req *workflowarchive.ResubmitArchivedWorkflowRequest) (*structpb.Struct, error) {
+	old, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	wf, err := s.wfs.resubmitFrom(ctx, old, wfops.ResubmitOptions{Memoized: req.GetMemoized(), Parameters: req.GetParameters()})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("archived workflow resubmitted", "namespace", wf.Namespace, "name", wf.Name, "from", old.UID)
+	return toStruct(wf)
+}
+
+// resubmitFrom creates the workflow wfops.Resubmit makes of old, renaming
+// a memoized copy's nodes once the store has chosen its name.
+// ResubmitWorkflow (actions.go) does the same for a live workflow.
+func (s *workflowServer) resubmitFrom(ctx context.Context, old *v1alpha1.Workflow, opts wfops.ResubmitOptions) (*v1alpha1.Workflow, error) {
+	wf, err := wfops.Resubmit(old, opts)
+	if err != nil {
+		return nil, opError(err)
+	}
+	var renameErr error
+	if err := s.createNamed(ctx, wf, func(wf *v1alpha1.Workflow) {
+		if opts.Memoized {
+			renameErr = wfops.RenameNodes(wf, old.Name)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if renameErr != nil {
+		return nil, opError(renameErr)
+	}
+	return wf, nil
+}
+
+// archiveError maps an archive store error to a status; uid names the
+// archived workflow in a NotFound.
+func archiveError(err error, uid string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return status.Error(codes.NotFound, fmt.Sprintf("archived workflow %q not found", uid))
+	}
+	return storeError(err, "")
+}
