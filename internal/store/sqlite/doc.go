@@ -25,7 +25,7 @@
 // It does not decide anything about workflows. What a status should be is
 // the engine's business and when to write it the controller's.
 //
-// # Schema (version 1)
+// # Schema (version 2)
 //
 //	objects  id PK, kind, namespace, name (UNIQUE together), uid,
 //	         resource_version, generation, created_at (unix ns, injected clock),
@@ -38,6 +38,12 @@
 //	nodes    object_id -> objects, node_id (UNIQUE together), rv (the
 //	         workflow's resource_version when the row was last written),
 //	         body (JSON of one NodeStatus)
+//	archived uid UNIQUE, namespace, name, phase, labels, created_at,
+//	         started_at, finished_at, summary (the workflow without nodes),
+//	         nodes (JSON, gzipped above 4 KiB) — version 2, archive.go
+//	archived_labels  archive_id -> archived, namespace, key, value; indexed
+//	         on (key, value, archive_id) and (namespace, key, value), so a
+//	         label selector over 100,000 archived workflows is answered in SQL
 //
 // The spec lives apart so that a status write does not rewrite it: writes
 // compare spec_hash and touch specs only when the spec changed (which is
@@ -52,8 +58,9 @@
 // Status.Nodes, read in one snapshot. List and Watch give Workflows
 // WITHOUT nodes (Status.Nodes is nil) so that they stay cheap whatever the
 // workflows' size. List orders newest first, like argo list, filters by
-// label selector and by the fields metadata.name, metadata.namespace and
-// status.phase (=, ==, !=), and pages with Limit and an opaque Continue
+// label selector, by the fields metadata.name, metadata.namespace and
+// status.phase (=, ==, !=), by name (Exact, Contains, Prefix, NotEquals)
+// and by creation time, and pages with Limit and an opaque Continue
 // token (a position, so objects created while paging do not shift pages).
 //
 // Update is a full write. For a Workflow it replaces every node row with
