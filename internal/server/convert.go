@@ -126,3 +126,26 @@ func dropFields(v any, t fieldTree) {
 		}
 	}
 }
+
+// fieldsKeep says whether Argo's `fields` parameter keeps any part of the
+// dotted JSON path: an empty list keeps everything.
+func fieldsKeep(fields, path string) bool {
+	fields = strings.TrimSpace(fields)
+	if fields == "" {
+		return true
+	}
+	drop := strings.HasPrefix(fields, "-")
+	t := parseFields(strings.TrimPrefix(fields, "-"))
+	for _, k := range strings.Split(path, ".") {
+		sub, ok := t[k]
+		switch {
+		case !ok: // the list does not name it
+			return drop
+		case sub == nil: // the list names it whole
+			return !drop
+		}
+		t = sub
+	}
+	// The list names parts of it: some of it is kept either way.
+	return true
+}

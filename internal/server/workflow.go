@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 
+	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
@@ -95,13 +96,28 @@ func (s *workflowServer) ListWorkflows(ctx context.Context, req *workflow.Workfl
 	if err != nil {
 		return nil, storeError(err, "")
 	}
-	list := v1alpha1.WorkflowList{}
-	list.Continue = next
+	// The store lists workflows without their nodes; Argo's list has them
+	// unless `fields` leaves them out (argo list -o wide|json|yaml).
+	withNodes := fieldsKeep(req.GetFields(), "items.status.nodes")
+	wfs := make([]*v1alpha1.Workflow, 0, len(objs))
 	for _, o := range objs {
 		wf, ok := o.(*v1alpha1.Workflow)
 		if !ok {
 			return nil, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
 		}
+		if withNodes {
+			if wf, err = s.withNodes(ctx, wf); err != nil {
+				return nil, err
+			}
+		}
+		wfs = append(wfs, wf)
+	}
+	// Argo sorts each page: unfinished first, newest created first, then
+	// finished ones, latest finished first (ARGO-API §2.1).
+	printer.SortWorkflows(wfs)
+	list := v1alpha1.WorkflowList{}
+	list.Continue = next
+	for _, wf := range wfs {
 		list.Items = append(list.Items, *wf)
 	}
 	return toStructFields(&list, req.GetFields())
@@ -128,6 +144,23 @@ func (s *workflowServer) DeleteWorkflow(ctx context.Context, req *workflow.Workf
 	}
 	s.log.Info("workflow deleted", "namespace", wf.Namespace, "name", wf.Name)
 	return &workflow.WorkflowDeleteResponse{}, nil
+}
+
+// withNodes reads the whole of a listed workflow; one deleted since it was
+// listed is kept as listed.
+func (s *workflowServer) withNodes(ctx context.Context, wf *v1alpha1.Workflow) (*v1alpha1.Workflow, error) {
+	o, err := s.store.Get(ctx, store.KindWorkflow, wf.Namespace, wf.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return wf, nil
+	}
+	if err != nil {
+		return nil, storeError(err, wf.Name)
+	}
+	full, ok := o.(*v1alpha1.Workflow)
+	if !ok {
+		return nil, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
+	}
+	return full, nil
 }
 
 // get reads one workflow; the name @latest is the namespace's newest.
