@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +18,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/version"
 	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/info"
@@ -34,36 +31,8 @@ var testVersion = version.Info{Version: "v0.1.0", BuildDate: "2026-11-30T00:00:0
 // address; the server stops when the test ends.
 func startServer(t *testing.T) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "braid.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Options{Store: st, Version: testVersion, MaxRequestBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, l) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("Serve did not return")
-		}
-		if err := st.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return l.Addr().String()
+	addr, _ := startServerStore(t, Options{MaxRequestBytes: 1 << 20})
+	return addr
 }
 
 const helloWF = `{"metadata":{"generateName":"hello-","labels":{"app":"%s"}},

@@ -73,26 +73,27 @@ func (s *workflowServer) LintWorkflow(ctx context.Context, req *workflow.Workflo
 
 func (s *workflowServer) GetWorkflow(ctx context.Context, req *workflow.WorkflowGetRequest) (*structpb.Struct, error) {
 	wf, err := s.get(ctx, req.GetNamespace(), req.GetName())
+	uid := req.GetUid()
+	if err == nil && uid != "" && string(wf.GetUID()) != uid {
+		err = status.Errorf(codes.NotFound, "workflows.argoproj.io %q not found", req.GetName())
+	}
+	if isNotFound(err) {
+		if archived, ok := s.fromArchive(ctx, req.GetNamespace(), req.GetName(), uid); ok {
+			wf, err = archived, nil
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	if uid := req.GetUid(); uid != "" && string(wf.GetUID()) != uid {
-		return nil, status.Errorf(codes.NotFound, "workflows.argoproj.io %q not found", req.GetName())
 	}
 	return toStructFields(wf, req.GetFields())
 }
 
 func (s *workflowServer) ListWorkflows(ctx context.Context, req *workflow.WorkflowListRequest) (*structpb.Struct, error) {
-	lo := req.GetListOptions()
-	if lo.GetLimit() < 0 {
-		return nil, status.Error(codes.InvalidArgument, "listOptions.limit must not be negative")
+	q, err := parseListRequest(req)
+	if err != nil {
+		return nil, err
 	}
-	objs, next, err := s.store.List(ctx, store.KindWorkflow, req.GetNamespace(), store.ListOptions{
-		LabelSelector: lo.GetLabelSelector(),
-		FieldSelector: storeFieldSelector(lo.GetFieldSelector()),
-		Limit:         lo.GetLimit(),
-		Continue:      lo.GetContinue(),
-	})
+	objs, next, err := s.store.List(ctx, store.KindWorkflow, req.GetNamespace(), q.opts)
 	if err != nil {
 		return nil, storeError(err, "")
 	}
@@ -104,6 +105,9 @@ func (s *workflowServer) ListWorkflows(ctx context.Context, req *workflow.Workfl
 		wf, ok := o.(*v1alpha1.Workflow)
 		if !ok {
 			return nil, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
+		}
+		if !q.keep(wf) {
+			continue
 		}
 		if withNodes {
 			if wf, err = s.withNodes(ctx, wf); err != nil {

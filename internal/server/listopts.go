@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// listQuery is a WorkflowListRequest in store terms, plus what the store
+// cannot filter (finishedBefore).
+type listQuery struct {
+	opts           store.ListOptions
+	finishedBefore time.Time
+}
+
+// parseListRequest reads argo list's filters: listOptions (label and field
+// selectors, limit, continue), nameFilter (applied to the metadata.name of
+// the field selector), createdAfter and finishedBefore (RFC 3339), and the
+// field selectors spec.startedAt>T and spec.startedAt<T, which braid
+// answers from the creation time (a workflow starts when it is created).
+func parseListRequest(req *workflow.WorkflowListRequest) (listQuery, error) {
+	lo := req.GetListOptions()
+	q := listQuery{opts: store.ListOptions{
+		LabelSelector: lo.GetLabelSelector(), Limit: lo.GetLimit(), Continue: lo.GetContinue(),
+	}}
+	if lo.GetLimit() < 0 {
+		return q, status.Error(codes.InvalidArgument, "listOptions.limit must not be negative")
+	}
+	var keep []string
+	for _, r := range strings.Split(lo.GetFieldSelector(), ",") {
+		r = strings.TrimSpace(r)
+		switch {
+		case r == "" || strings.HasPrefix(r, "ext."):
+		case strings.HasPrefix(r, "spec.startedAt>"), strings.HasPrefix(r, "spec.startedAt<"):
+			t, err := time.Parse(time.RFC3339, r[len("spec.startedAt>"):])
+			if err != nil {
+				return q, status.Errorf(codes.InvalidArgument, "unsupported requirement %s: %v", r, err)
+			}
+			if r[len("spec.startedAt")] == '>' {
+				q.opts.CreatedAfter = t
+			} else {
+				q.opts.CreatedBefore = t
+			}
+		case req.GetNameFilter() != "" && isNameEquals(r):
+			_, name, _ := strings.Cut(r, "=")
+			q.opts.Name, q.opts.NameFilter = strings.TrimPrefix(name, "="), req.GetNameFilter()
+		default:
+			keep = append(keep, r)
+		}
+	}
+	q.opts.FieldSelector = strings.Join(keep, ",")
+	var err error
+	if q.opts.CreatedAfter, err = parseTimeParam("createdAfter", req.GetCreatedAfter(), q.opts.CreatedAfter); err != nil {
+		return q, err
+	}
+	if q.finishedBefore, err = parseTimeParam("finishedBefore", req.GetFinishedBefore(), time.Time{}); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+func isNameEquals(r string) bool {
+	return strings.HasPrefix(r, "metadata.name=") && !strings.HasPrefix(r, "metadata.name!=")
+}
+
+func parseTimeParam(name, value string, def time.Time) (time.Time, error) {
+	if value == "" {
+		return def, nil
+	}
+	t, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return def, status.Errorf(codes.InvalidArgument, "%s must be an RFC 3339 time: %v", name, err)
+	}
+	return t, nil
+}
+
+// keep reports whether a listed workflow passes the filters the store
+// does not apply.
+func (q listQuery) keep(wf *v1alpha1.Workflow) bool {
+	if q.finishedBefore.IsZero() {
+		return true
+	}
+	return !wf.Status.FinishedAt.IsZero() && wf.Status.FinishedAt.Time.Before(q.finishedBefore)
+}
+
+// fromArchive finds the newest archived workflow of that namespace and
+// name (and uid, when given): GetWorkflow answers from the archive when the
+// live workflow is gone, as argo-server does.
+func (s *workflowServer) fromArchive(ctx context.Context, namespace, name, uid string) (*v1alpha1.Workflow, bool) {
+	a, ok := s.store.(Archive)
+	if !ok || name == latest {
+		return nil, false
+	}
+	if uid != "" {
+		wf, err := a.GetArchived(ctx, uid)
+		if err != nil || wf.Namespace != namespace || wf.Name != name {
+			return nil, false
+		}
+		return wf, true
+	}
+	list, _, err := a.ListArchived(ctx, sqlite.ArchiveListOptions{Namespace: namespace, Name: name, NameFilter: sqlite.NameExact, Limit: 1})
+	if err != nil || len(list) == 0 {
+		return nil, false
+	}
+	wf, err := a.GetArchived(ctx, string(list[0].UID))
+	if err != nil {
+		return nil, false
+	}
+	return wf, true
+}
+
+// isNotFound reports whether err is a NotFound status.
+func isNotFound(err error) bool {
+	var st interface{ GRPCStatus() *status.Status }
+	return errors.As(err, &st) && st.GRPCStatus().Code() == codes.NotFound
+}
