@@ -24,6 +24,7 @@ type serverFlags struct {
 	address    string
 	dataDir    string
 	configFile string
+	cpuProfile string
 }
 
 func newServerCommand(s streams) *cobra.Command {
@@ -52,12 +53,21 @@ CLI finds it when no --argo-server is given.`,
 	fl.StringVar(&f.address, "address", "127.0.0.1", "address to bind (0.0.0.0 or \"\" for every interface)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "where the store lives (default $BRAID_HOME or ~/.braid)")
 	fl.StringVar(&f.configFile, "config", "", "config file (default <data dir>/config.yaml)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of braid itself to this file")
+	_ = fl.MarkHidden("cpuprofile")
 	return cmd
 }
 
 func runServer(ctx context.Context, s streams, f serverFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	e, err := openEmbedded(ctx, f.dataDir, f.configFile)
 	if err != nil {
 		return err

@@ -49,6 +49,9 @@ type Manager struct {
 	mu      sync.Mutex
 	drivers map[types.UID]*handle
 	wg      sync.WaitGroup
+	// archiveq feeds the archiver, which archives completed workflows in
+	// batches (one commit for many).
+	archiveq chan *v1alpha1.Workflow
 }
 
 // handle is the Manager's side of one running driver.
@@ -91,14 +94,21 @@ func (c *Controller) NewManager(st WatchStore, templates Templates) (*Manager, e
 	if !ok {
 		return nil, errors.New("controller: the runtime cannot report the status of a run")
 	}
-	return &Manager{c: c, st: st, rt: rt, templates: templates, drivers: map[types.UID]*handle{}}, nil
+	return &Manager{c: c, st: st, rt: rt, templates: templates, drivers: map[types.UID]*handle{},
+		archiveq: make(chan *v1alpha1.Workflow, archiveBatch)}, nil
 }
 
 // Run drives workflows until ctx ends. Step processes are left to the
 // runtime (closing it stops them).
 func (m *Manager) Run(ctx context.Context) error {
 	go m.dispatch(ctx)
-	defer m.wg.Wait()
+	archived := make(chan struct{})
+	go func() { m.archiver(); close(archived) }()
+	defer func() {
+		m.wg.Wait()
+		close(m.archiveq)
+		<-archived
+	}()
 	for {
 		err := m.watch(ctx)
 		if ctx.Err() != nil {
@@ -224,18 +234,43 @@ func (m *Manager) drive(ctx context.Context, stub *v1alpha1.Workflow, h *handle)
 
 // Archiver is a store that keeps completed workflows in an archive.
 type Archiver interface {
-	Archive(ctx context.Context, wf *v1alpha1.Workflow) error
+	ArchiveBatch(ctx context.Context, wfs []*v1alpha1.Workflow) error
 }
 
-// archive copies a completed workflow into the store's archive, when the
-// store has one. The live workflow stays until it is deleted.
-func (m *Manager) archive(ctx context.Context, wf *v1alpha1.Workflow) {
-	a, ok := m.st.(Archiver)
-	if !ok {
-		return
+// archiveBatch bounds how many workflows one archive commit takes.
+const archiveBatch = 256
+
+// archive queues a completed workflow for the archive, when the store has
+// one. The live workflow stays until it is deleted.
+func (m *Manager) archive(_ context.Context, wf *v1alpha1.Workflow) {
+	if _, ok := m.st.(Archiver); ok {
+		m.archiveq <- wf
 	}
-	if err := a.Archive(ctx, wf); err != nil && ctx.Err() == nil {
-		m.c.log.Warn("archive workflow", "workflow", wf.Namespace+"/"+wf.Name, "err", err)
+}
+
+// archiver archives what archive queues, in batches, until the queue is
+// closed; it finishes what was queued even while the Manager stops.
+func (m *Manager) archiver() {
+	a, _ := m.st.(Archiver)
+	for wf := range m.archiveq {
+		batch := []*v1alpha1.Workflow{wf}
+	more:
+		for len(batch) < archiveBatch {
+			select {
+			case next, ok := <-m.archiveq:
+				if !ok {
+					break more
+				}
+				batch = append(batch, next)
+			default:
+				break more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := a.ArchiveBatch(ctx, batch); err != nil {
+			m.c.log.Warn("archive workflows", "count", len(batch), "err", err)
+		}
+		cancel()
 	}
 }
 

@@ -30,6 +30,7 @@ func main() {
 	w6 := throughput{}
 	flag.IntVar(&w6.count, "w6-count", 2000, "W6: workflows to submit")
 	flag.IntVar(&w6.clients, "w6-clients", 8, "W6: clients submitting at once")
+	flag.StringVar(&w6.profile, "w6-cpuprofile", "", "W6: write the server's CPU profile to this file")
 	w7 := flag.String("w7-steps", "10000,50000", "W7: sizes of the one-workflow runs")
 	flag.Parse()
 	if err := run(*braid, *runs, *jobs, *only, w6, *w7); err != nil {

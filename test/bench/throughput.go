@@ -28,6 +28,7 @@ import (
 type throughput struct {
 	count   int
 	clients int
+	profile string // the server's CPU profile, when set
 }
 
 type throughputResult struct {
@@ -45,7 +46,11 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 		return res, err
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	srv := exec.Command(bin, "server", "--port", port, "--data-dir", home)
+	args := []string{"server", "--port", port, "--data-dir", home}
+	if w.profile != "" {
+		args = append(args, "--cpuprofile", w.profile)
+	}
+	srv := exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(dir, "w6-server.log"))
 	if err != nil {
 		return res, err

@@ -72,6 +72,19 @@ func (s *Store) Archive(ctx context.Context, wf *v1alpha1.Workflow) error {
 	return s.Tx(ctx, func(tx *Tx) error { return tx.Archive(wf) })
 }
 
+// ArchiveBatch archives many workflows in one transaction: one commit
+// instead of one per workflow.
+func (s *Store) ArchiveBatch(ctx context.Context, wfs []*v1alpha1.Workflow) error {
+	return s.Tx(ctx, func(tx *Tx) error {
+		for _, wf := range wfs {
+			if err := tx.Archive(wf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // Archive stores wf, nodes included, in the archive. It is idempotent by
 // uid: archiving a workflow again replaces the earlier copy. wf needs a
 // uid, a name and a namespace. The archive is not watched: Archive
