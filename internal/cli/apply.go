@@ -1,0 +1,419 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/braidwf/braid/internal/spec"
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/pkg/apiclient"
+	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
+	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
+	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// `braid apply -f FILE|DIR`: kubectl apply for braid's kinds. Each object
+// is created, or, when it exists, updated at its current resourceVersion
+// unless nothing changed; one line per object says which, as kubectl does:
+// "workflowtemplate.argoproj.io/x created|configured|unchanged". A
+// Workflow with only a generateName is always created; an existing
+// Workflow cannot be changed (the API has no update). WorkflowEventBindings
+// have no create API: they are written to the data directory's store in
+// direct mode, and refused with a server.
+
+// applier is the API of one kind, on typed objects. get answers a
+// NotFound status (or store.ErrNotFound) for a missing object; update is
+// nil for a kind that cannot be changed.
+type applier struct {
+	get    func(ctx context.Context, ns, name string) (spec.Object, error)
+	create func(ctx context.Context, obj spec.Object) (spec.Object, error)
+	update func(ctx context.Context, obj spec.Object) (spec.Object, error)
+}
+
+func newApplyCommand(s streams, g *globalFlags) *cobra.Command {
+	var files []string
+	strict := true
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR [-f ...]",
+		Short: "create or update braid objects from files, as kubectl apply does",
+		Long: `Create or update Workflows, WorkflowTemplates, ClusterWorkflowTemplates,
+CronWorkflows and WorkflowEventBindings from files or directories, each of
+which may hold many documents. An object that exists is updated, unless it
+is unchanged. Documents of other kinds are skipped with a note.`,
+		Example: `  braid apply -f templates/
+  braid apply -f cron.yaml -f wf.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return errors.New("must specify one of -f")
+			}
+			docs, err := loadDocuments(s, files, strict)
+			if err != nil {
+				return err
+			}
+			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
+				a := &applyRun{s: s, g: g, sess: sess}
+				defer a.close()
+				return a.applyAll(ctx, docs)
+			})
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "a file or directory of objects to apply (repeatable; \"-\" reads standard input)")
+	cmd.Flags().BoolVar(&strict, "strict", true, "reject unknown fields and duplicate keys in the files")
+	return cmd
+}
+
+// applyRun is one apply: the session and, in direct mode, the store the
+// WorkflowEventBindings are written to (opened when first needed).
+type applyRun struct {
+	s        streams
+	g        *globalFlags
+	sess     *session
+	bindings *sqlite.Store
+}
+
+func (a *applyRun) close() {
+	if a.bindings != nil {
+		_ = a.bindings.Close()
+	}
+}
+
+// applyAll applies each object in order. A failure is reported and the
+// rest are still applied; the exit code is then 1.
+func (a *applyRun) applyAll(ctx context.Context, docs []*spec.Document) error {
+	failed := 0
+	for _, d := range docs {
+		if d.Object == nil {
+			fmt.Fprintf(a.s.err, "note: %s: skipped %s %s: %s\n", d.File, d.Kind, d.Name, d.Skipped)
+			continue
+		}
+		verb, err := a.applyOne(ctx, d, docs)
+		var issues spec.Issues
+		switch {
+		case errors.As(err, &issues):
+			failed++
+			fmt.Fprintf(a.s.err, "Error: %v\n", issues)
+			continue
+		case err != nil:
+			failed++
+			fmt.Fprintf(a.s.err, "Error: %s: %s %q: %v\n", d.File, d.Kind, d.Name, err)
+			continue
+		}
+		fmt.Fprintf(a.s.out, "%s/%s %s\n", kindSuffix(d.Kind), d.Object.GetName(), verb)
+	}
+	if failed > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// applyOne creates or updates one object and says which it did.
+func (a *applyRun) applyOne(ctx context.Context, d *spec.Document, all []*spec.Document) (string, error) {
+	ap, err := a.applierFor(ctx, d, all)
+	if err != nil {
+		return "", err
+	}
+	obj := d.Object.DeepCopyObject().(spec.Object)
+	if d.Kind != "ClusterWorkflowTemplate" && obj.GetNamespace() == "" {
+		obj.SetNamespace(a.sess.namespace)
+	}
+	if obj.GetName() == "" {
+		if d.Kind != "Workflow" {
+			return "", errors.New("metadata.name is required")
+		}
+		created, err := ap.create(ctx, obj)
+		if err != nil {
+			return "", err
+		}
+		d.Object.SetName(created.GetName())
+		return "created", nil
+	}
+	last, err := setLastApplied(obj)
+	if err != nil {
+		return "", err
+	}
+	if ap.update == nil {
+		return createOnly(ctx, ap, d, obj, last)
+	}
+	cur, err := ap.get(ctx, obj.GetNamespace(), obj.GetName())
+	if isNotFound(err) {
+		if _, err := ap.create(ctx, obj); err != nil {
+			return "", err
+		}
+		return "created", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if same, err := appliedBefore(d.Object, cur, last); err != nil || same {
+		return "unchanged", err
+	}
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	if _, err := ap.update(ctx, obj); err != nil {
+		return "", err
+	}
+	return "configured", nil
+}
+
+// createOnly applies an object of a kind that cannot be updated (a
+// Workflow): it is created, else it must be unchanged. It is created
+// first, as a get would also find a workflow that only the archive holds.
+func createOnly(ctx context.Context, ap *applier, d *spec.Document, obj spec.Object, last string) (string, error) {
+	_, err := ap.create(ctx, obj)
+	if err == nil {
+		return "created", nil
+	}
+	if status.Code(err) != codes.AlreadyExists {
+		return "", err
+	}
+	cur, gerr := ap.get(ctx, obj.GetNamespace(), obj.GetName())
+	if gerr != nil {
+		return "", errors.Join(err, gerr)
+	}
+	same, err := appliedBefore(d.Object, cur, last)
+	if err != nil || same {
+		return "unchanged", err
+	}
+	return "", fmt.Errorf("it exists and a %s cannot be changed: delete it first", d.Kind)
+}
+
+// appliedBefore reports whether cur already is what applying want (whose
+// last-applied JSON is last) would make it.
+func appliedBefore(want, cur spec.Object, last string) (bool, error) {
+	if prev, ok := cur.GetAnnotations()[lastAppliedAnnotation]; ok {
+		return prev == last, nil
+	}
+	return unchanged(want, cur)
+}
+
+// lastAppliedAnnotation holds the object as last applied, as kubectl
+// keeps it: what the server made of the object (a workflow's resolved
+// template, say) does not count as a change.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// setLastApplied records obj, as given, in its last-applied annotation and
+// returns the recorded JSON.
+func setLastApplied(obj spec.Object) (string, error) {
+	ann := obj.GetAnnotations()
+	delete(ann, lastAppliedAnnotation)
+	clean := obj.DeepCopyObject().(spec.Object)
+	clean.SetAnnotations(ann)
+	if len(ann) == 0 {
+		clean.SetAnnotations(nil)
+	}
+	data, err := json.Marshal(clean)
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", obj.GetName(), err)
+	}
+	ann = maps.Clone(ann)
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[lastAppliedAnnotation] = string(data)
+	obj.SetAnnotations(ann)
+	return string(data), nil
+}
+
+func isNotFound(err error) bool {
+	return status.Code(err) == codes.NotFound || errors.Is(err, store.ErrNotFound)
+}
+
+// unchanged reports whether applying want to cur would change nothing:
+// the same spec, and each of want's labels and annotations already set.
+// It decides for objects that were not created by apply.
+func unchanged(want, cur spec.Object) (bool, error) {
+	for _, m := range []struct{ want, cur map[string]string }{
+		{want.GetLabels(), cur.GetLabels()}, {want.GetAnnotations(), cur.GetAnnotations()},
+	} {
+		for k, v := range m.want {
+			if got, ok := m.cur[k]; !ok || got != v {
+				return false, nil
+			}
+		}
+	}
+	ws, err := specOf(want)
+	if err != nil {
+		return false, err
+	}
+	cs, err := specOf(cur)
+	if err != nil {
+		return false, err
+	}
+	return reflect.DeepEqual(ws, cs), nil
+}
+
+// specOf is the generic JSON form of an object's spec.
+func specOf(o spec.Object) (any, error) {
+	data, err := json.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("encode %T: %w", o, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decode %T: %w", o, err)
+	}
+	return m["spec"], nil
+}
+
+// applierFor is the API of the document's kind.
+func (a *applyRun) applierFor(ctx context.Context, d *spec.Document, all []*spec.Document) (*applier, error) {
+	sess := a.sess
+	switch d.Kind {
+	case "Workflow":
+		return &applier{
+			get: apiGet[v1alpha1.Workflow](func(ns, name string) (*structpb.Struct, error) {
+				return sess.Workflow.GetWorkflow(ctx, &workflow.WorkflowGetRequest{Name: name, Namespace: ns})
+			}),
+			create: apiWrite[v1alpha1.Workflow](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+				return sess.Workflow.CreateWorkflow(ctx, &workflow.WorkflowCreateRequest{Namespace: o.GetNamespace(), Workflow: body, CreateOptions: &workflow.CreateOptions{}})
+			}),
+		}, nil
+	case "WorkflowTemplate":
+		api := sess.WorkflowTemplate
+		return &applier{
+			get: apiGet[v1alpha1.WorkflowTemplate](func(ns, name string) (*structpb.Struct, error) {
+				return api.GetWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateGetRequest{Name: name, Namespace: ns})
+			}),
+			create: apiWrite[v1alpha1.WorkflowTemplate](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+				return api.CreateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateCreateRequest{Namespace: o.GetNamespace(), Template: body, CreateOptions: &workflow.CreateOptions{}})
+			}),
+			update: apiWrite[v1alpha1.WorkflowTemplate](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+				return api.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{Name: o.GetName(), Namespace: o.GetNamespace(), Template: body})
+			}),
+		}, nil
+	case "ClusterWorkflowTemplate":
+		api := sess.ClusterWorkflowTemplate
+		return &applier{
+			get: apiGet[v1alpha1.ClusterWorkflowTemplate](func(_, name string) (*structpb.Struct, error) {
+				return api.GetClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest{Name: name})
+			}),
+			create: apiWrite[v1alpha1.ClusterWorkflowTemplate](func(_ spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+				return api.CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{Template: body, CreateOptions: &workflow.CreateOptions{}})
+			}),
+			update: apiWrite[v1alpha1.ClusterWorkflowTemplate](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+				return api.UpdateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest{Name: o.GetName(), Template: body})
+			}),
+		}, nil
+	case "CronWorkflow":
+		api := sess.CronWorkflow
+		return &applier{
+			get: apiGet[v1alpha1.CronWorkflow](func(ns, name string) (*structpb.Struct, error) {
+				return api.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: name, Namespace: ns})
+			}),
+			create: apiWrite[v1alpha1.CronWorkflow](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+				return api.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{Namespace: o.GetNamespace(), CronWorkflow: body, CreateOptions: &workflow.CreateOptions{}})
+			}),
+			update: apiWrite[v1alpha1.CronWorkflow](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+				return api.UpdateCronWorkflow(ctx, &cronworkflow.UpdateCronWorkflowRequest{Name: o.GetName(), Namespace: o.GetNamespace(), CronWorkflow: body})
+			}),
+		}, nil
+	case "WorkflowEventBinding":
+		return a.bindingApplier(ctx, d, all)
+	}
+	return nil, fmt.Errorf("braid cannot apply a %s", d.Kind)
+}
+
+// apiGet adapts a get call to the applier's typed form.
+func apiGet[T any, P interface {
+	*T
+	spec.Object
+}](call func(ns, name string) (*structpb.Struct, error)) func(context.Context, string, string) (spec.Object, error) {
+	return func(_ context.Context, ns, name string) (spec.Object, error) {
+		res, err := call(ns, name)
+		if err != nil {
+			return nil, err
+		}
+		return decodeAs[T, P](res)
+	}
+}
+
+// apiWrite adapts a create or update call to the applier's typed form.
+func apiWrite[T any, P interface {
+	*T
+	spec.Object
+}](call func(spec.Object, *structpb.Struct) (*structpb.Struct, error)) func(context.Context, spec.Object) (spec.Object, error) {
+	return func(_ context.Context, o spec.Object) (spec.Object, error) {
+		body, err := apiclient.ToStruct(o)
+		if err != nil {
+			return nil, err
+		}
+		res, err := call(o, body)
+		if err != nil {
+			return nil, err
+		}
+		return decodeAs[T, P](res)
+	}
+}
+
+// bindingApplier writes WorkflowEventBindings straight to the data
+// directory's store: the API has no call that creates them. Only direct
+// mode, where no server owns the store, can do that.
+func (a *applyRun) bindingApplier(ctx context.Context, d *spec.Document, all []*spec.Document) (*applier, error) {
+	if !a.sess.direct {
+		return nil, errors.New("the server's API cannot create WorkflowEventBindings (argo-server has no such call either); stop the server and apply without one, or create it with kubectl on Kubernetes")
+	}
+	if a.bindings == nil {
+		cfg, err := a.g.loadConfig()
+		if err != nil {
+			return nil, err
+		}
+		st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open the embedded store: %w", err)
+		}
+		a.bindings = st
+	}
+	if err := a.validateBinding(ctx, d, all); err != nil {
+		return nil, err
+	}
+	st := a.bindings
+	return &applier{
+		get: func(ctx context.Context, ns, name string) (spec.Object, error) {
+			return st.Get(ctx, store.KindWorkflowEventBinding, ns, name)
+		},
+		create: func(ctx context.Context, o spec.Object) (spec.Object, error) {
+			return o, st.Create(ctx, o)
+		},
+		update: func(ctx context.Context, o spec.Object) (spec.Object, error) {
+			return o, st.Update(ctx, o)
+		},
+	}, nil
+}
+
+// validateBinding checks a binding as lint does, its workflowTemplateRef
+// resolved among the stored templates and those of the files.
+func (a *applyRun) validateBinding(ctx context.Context, d *spec.Document, all []*spec.Document) error {
+	ns := d.Object.GetNamespace()
+	if ns == "" {
+		ns = a.sess.namespace
+	}
+	var docs []*spec.Document
+	for _, q := range []struct {
+		kind store.Kind
+		ns   string
+	}{{store.KindWorkflowTemplate, ns}, {store.KindClusterWorkflowTemplate, ""}} {
+		objs, _, err := a.bindings.List(ctx, q.kind, q.ns, store.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list the stored %ss: %w", q.kind, err)
+		}
+		for _, o := range objs {
+			docs = append(docs, &spec.Document{Kind: string(q.kind), Name: o.GetName(), Object: o})
+		}
+	}
+	if errs, _ := spec.Validate(d, spec.NewCatalog(append(docs, all...))).Split(); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
