@@ -15,8 +15,10 @@
 // Layout: one file per verb or family (submit.go, list.go, get.go, logs.go,
 // watch.go for watch/wait/--wait/--watch/--log, delete.go, actions.go for
 // suspend/resume/stop/terminate/node, retry.go for retry/resubmit,
-// lint.go + lint_remote.go, version.go); run.go, server.go and embedded.go
-// run workflows in this process.
+// lint.go + lint_remote.go, version.go); template.go, clustertemplate.go,
+// cron.go and archive.go for the other kinds, apply.go for `braid apply -f`
+// (kubectl's apply for braid kinds), kinds.go for what they share; run.go,
+// server.go and embedded.go run workflows in this process.
 //
 // Each command parses its flags into a value, calls the packages below it
 // and prints. The package owns no logic of its own beyond formatting and

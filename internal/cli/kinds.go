@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/spec"
 )
 
@@ -86,62 +86,10 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 }
 
-// humanTimestamp renders a header time as the argo CLI does:
-// "Mon Nov 30 09:00:00 +0000 (15 minutes ago)". A zero time is shown as
-// the zero time, as in argo.
+// humanTimestamp renders a header time as the argo CLI does, in now's
+// time zone: "Mon Nov 30 09:00:00 +0000 (15 minutes ago)".
 func humanTimestamp(t, now time.Time) string {
-	t = t.In(now.Location())
-	return t.Format("Mon Jan 02 15:04:05 -0700") + " (" + relativeTime(t, now) + ")"
-}
-
-// relativeTime says how far t is from now: "now" within a second, else
-// "15 minutes ago" or "2 hours from now".
-func relativeTime(t, now time.Time) string {
-	d, label := now.Sub(t), "ago"
-	if t.After(now) {
-		d, label = t.Sub(now), "from now"
-	}
-	if d < time.Second {
-		return "now"
-	}
-	return spanPhrase(d) + " " + label
-}
-
-// spanPhrase names a non-negative span in its largest unit, in the steps of
-// the argo CLI's relative times ("1 minute", "3 hours", "2 weeks"; a month
-// is 30 days and a year 360).
-func spanPhrase(d time.Duration) string {
-	const day = 24 * time.Hour
-	steps := []struct {
-		below      time.Duration
-		unit       time.Duration
-		one, other string
-	}{
-		{time.Minute, time.Second, "1 second", "seconds"},
-		{time.Hour, time.Minute, "1 minute", "minutes"},
-		{day, time.Hour, "1 hour", "hours"},
-		{7 * day, day, "1 day", "days"},
-		{30 * day, 7 * day, "1 week", "weeks"},
-		{360 * day, 30 * day, "1 month", "months"},
-	}
-	for _, st := range steps {
-		if d < st.below {
-			if d < 2*st.unit {
-				return st.one
-			}
-			return strconv.FormatInt(int64(d/st.unit), 10) + " " + st.other
-		}
-	}
-	const year = 360 * day
-	switch {
-	case d < 18*30*day:
-		return "1 year"
-	case d < 2*year:
-		return "2 years"
-	case d < 37*year:
-		return strconv.FormatInt(int64(d/year), 10) + " years"
-	}
-	return "a long while"
+	return printer.Timestamp(t.In(now.Location()), now)
 }
 
 // kindSuffix is how kubectl names a kind of the argoproj.io group in its

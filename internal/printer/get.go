@@ -103,13 +103,13 @@ func getView(wf *v1alpha1.Workflow, o Options) (string, error) {
 			line(p.conditionIcon(c.Type)+" "+string(c.Type), msg)
 		}
 	}
-	line("Created:", timestamp(t(wf.CreationTimestamp), now))
+	line("Created:", Timestamp(t(wf.CreationTimestamp), now))
 	started, finished := t(wf.Status.StartedAt), t(wf.Status.FinishedAt)
 	if !started.IsZero() {
-		line("Started:", timestamp(started, now))
+		line("Started:", Timestamp(started, now))
 	}
 	if !finished.IsZero() {
-		line("Finished:", timestamp(finished, now))
+		line("Finished:", Timestamp(finished, now))
 	}
 	if !started.IsZero() {
 		line("Duration:", spanLong(started, finished, now))

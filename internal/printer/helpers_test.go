@@ -93,8 +93,8 @@ func TestTimestamp(t *testing.T) {
 		{nowAt(3 * time.Hour), "Mon Nov 30 12:00:00 +0000 (2 hours from now)"},
 	}
 	for _, tt := range tests {
-		if got := timestamp(tt.then, nowAt(16*time.Minute)); got != tt.want {
-			t.Errorf("timestamp(%v) = %q, want %q", tt.then, got, tt.want)
+		if got := Timestamp(tt.then, nowAt(16*time.Minute)); got != tt.want {
+			t.Errorf("Timestamp(%v) = %q, want %q", tt.then, got, tt.want)
 		}
 	}
 	// Header times are shown in the location of Options.Now.

@@ -111,8 +111,9 @@ func relativeTime(t, now time.Time) string {
 	return unitPhrase(d) + " " + label
 }
 
-// timestamp renders a header time: "Mon Nov 30 09:00:00 +0000 (15 minutes ago)".
-func timestamp(t, now time.Time) string {
+// Timestamp renders a header time as the argo CLI does:
+// "Mon Nov 30 09:00:00 +0000 (15 minutes ago)".
+func Timestamp(t, now time.Time) string {
 	return t.Format("Mon Jan 02 15:04:05 -0700") + " (" + relativeTime(t, now) + ")"
 }
 
