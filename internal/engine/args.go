@@ -120,10 +120,7 @@ func findArtifact(args *v1alpha1.Arguments, name string) *v1alpha1.Artifact {
 
 func isOptional(a *v1alpha1.Artifact) bool { return a.Optional != nil && *a.Optional }
 
-func hasLocation(l v1alpha1.ArtifactLocation) bool {
-	return l.S3 != nil || l.Git != nil || l.HTTP != nil || l.Artifactory != nil || l.HDFS != nil ||
-		l.Raw != nil || l.OSS != nil || l.GCS != nil || l.Azure != nil || l.Plugin != nil
-}
+func hasLocation(l v1alpha1.ArtifactLocation) bool { return l.HasLocation() }
 
 // markAbsentArguments replaces each argument that is exactly one simple tag
 // resolving to an absent optional with absentSentinel (rule 6.6). It returns

@@ -40,6 +40,8 @@ func outputArtifactValue(a *v1alpha1.Artifact) (value string, ok bool) {
 		loc = a.GCS
 	case a.Azure != nil:
 		loc = a.Azure
+	case a.File != nil: // braid's local repository
+		loc = a.File
 	default:
 		return "", false
 	}

@@ -29,6 +29,24 @@ type Run struct {
 	ActiveDeadline time.Duration
 	Deadline       time.Time
 	Env            map[string]string
+	// Artifacts says where output artifacts without a location of their own
+	// are saved, and whether the main log is saved too; nil: the step may
+	// have no such outputs.
+	Artifacts *ArtifactPlan
+}
+
+// ArtifactPlan is the artifact repository of one run, resolved by the
+// controller (the workflow's artifactRepositoryRef, else the default).
+type ArtifactPlan struct {
+	// Repository holds what output locations inherit: bucket, endpoint,
+	// credentials, and the kind (s3, file, ...).
+	Repository *v1alpha1.ArtifactRepository
+	// Key is the prefix of this run's outputs, keyFormat already applied:
+	// an output is saved at <Key>/<name>.tgz (or <Key>/<name> unarchived).
+	Key string
+	// ArchiveLogs saves the main container's log as the output artifact
+	// "main-logs" (<Key>/main.log).
+	ArchiveLogs bool
 }
 
 // StepEvent reports a step's progress: Running once started, then one of

@@ -118,8 +118,4 @@ func (v *specValidator) checkSupplied(path string, t *v1alpha1.Template, args v1
 	}
 }
 
-func hasLocation(a *v1alpha1.Artifact) bool {
-	l := a.ArtifactLocation
-	return l.S3 != nil || l.Git != nil || l.HTTP != nil || l.Artifactory != nil || l.HDFS != nil || l.Raw != nil ||
-		l.OSS != nil || l.GCS != nil || l.Azure != nil || l.Plugin != nil
-}
+func hasLocation(a *v1alpha1.Artifact) bool { return a.HasLocation() }

@@ -52,6 +52,9 @@ type ArtifactLocation struct {
 	GCS         *GCSArtifact         `json:"gcs,omitempty"`
 	Azure       *AzureArtifact       `json:"azure,omitempty"`
 	Plugin      *PluginArtifact      `json:"plugin,omitempty"`
+	// File is a braid extension, not in Argo: a key in the local artifact
+	// repository (by default $BRAID_HOME/artifacts), the zero-setup default.
+	File *FileArtifact `json:"file,omitempty"`
 }
 
 // ArchiveStrategy says how an artifact is packed: tar (the default), zip or
@@ -308,6 +311,13 @@ type AzureArtifact struct {
 	Blob               string `json:"blob"`
 }
 
+// FileArtifact is a braid extension, not in Argo: a file or directory in the
+// local artifact repository.
+type FileArtifact struct {
+	// Key is the artifact's path relative to the repository root.
+	Key string `json:"key"`
+}
+
 // PluginArtifact is an artifact handled by an artifact driver plugin.
 type PluginArtifact struct {
 	// Name is the plugin's name in the controller configuration.
@@ -330,6 +340,9 @@ type ArtifactRepository struct {
 	OSS         *OSSArtifactRepository         `json:"oss,omitempty"`
 	GCS         *GCSArtifactRepository         `json:"gcs,omitempty"`
 	Azure       *AzureArtifactRepository       `json:"azure,omitempty"`
+	// File is a braid extension, not in Argo: the local artifact repository
+	// (by default $BRAID_HOME/artifacts).
+	File *FileArtifactRepository `json:"file,omitempty"`
 }
 
 // S3ArtifactRepository is an S3 artifact repository.
@@ -371,4 +384,17 @@ type HDFSArtifactRepository struct {
 type AzureArtifactRepository struct {
 	AzureBlobContainer `json:",inline"`
 	BlobNameFormat     string `json:"blobNameFormat,omitempty"`
+}
+
+// FileArtifactRepository is a braid extension, not in Argo: the local
+// artifact repository, rooted at $BRAID_HOME/artifacts by default.
+type FileArtifactRepository struct {
+	// KeyFormat is the key template for new artifacts.
+	KeyFormat string `json:"keyFormat,omitempty"`
+}
+
+// HasLocation reports whether any location field is set.
+func (l *ArtifactLocation) HasLocation() bool {
+	return l.S3 != nil || l.Git != nil || l.HTTP != nil || l.Artifactory != nil || l.HDFS != nil ||
+		l.Raw != nil || l.OSS != nil || l.GCS != nil || l.Azure != nil || l.Plugin != nil || l.File != nil
 }

@@ -1,0 +1,15 @@
+// Package artifact moves artifact bytes between a step's files and an artifact repository.
+//
+// It owns:
+//   - the Driver interface, one implementation per location kind: file/ (braid's zero-setup local
+//     repository), s3/, git/, http/ and raw/; Drivers picks the one for a location;
+//   - packing (Pack: tar+gzip of a file or a directory, or none) and safe unpacking (Unpack refuses any
+//     entry that would land outside its destination);
+//   - repositories (Repositories.Resolve for artifactRepositoryRef, KeyFor for keyFormat templating,
+//     OutputLocation for where an output artifact is saved).
+//
+// Drivers stream: no artifact is ever held in memory whole. Errors name the artifact and its location but
+// never credentials. ErrNotFound marks a location that holds nothing, so callers can honour `optional`.
+//
+// It imports pkg/apis/v1alpha1 and libraries only; never engine, controller, store, runtime or server.
+package artifact
