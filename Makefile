@@ -15,7 +15,8 @@ EXAMPLE ?= examples/hello-world.yaml
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 6
 
-.PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean
+.PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean \
+	minio-up minio-down
 
 all: build
 
@@ -25,10 +26,18 @@ build:
 ## test: every test, after starting what the tests need (hack/test-deps.sh).
 test: vet fmt-check verify-generated
 	./hack/test-deps.sh
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	BRAID_REQUIRE_MINIO=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
 	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
+
+## minio-up: start a MinIO on 127.0.0.1 (random port and credentials); prints `export` lines.
+minio-up:
+	@./hack/minio.sh up
+
+## minio-down: stop the MinIO that minio-up started, by its PID.
+minio-down:
+	@./hack/minio.sh down
 
 vet:
 	$(GO) vet ./...

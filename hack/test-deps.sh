@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
-# Installs and starts whatever the tests need. Today they need only Go and
-# the module proxy; later issues add MinIO, PostgreSQL and a Kubernetes node
-# here, each started on 127.0.0.1 and stopped by PID.
+# Installs and builds whatever the tests need; the tests themselves start the servers (each on 127.0.0.1,
+# stopped by PID). Today: Go and the module proxy; git (the git artifact tests create repositories and
+# serve them with `git daemon`); MinIO built at a pinned version into ./bin/tools/minio (hack/minio.sh;
+# the cold build takes several minutes, then it is cached). Later issues add PostgreSQL and a Kubernetes
+# node here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not on PATH" >&2; exit 1; }
 go mod download
+
+if ! command -v git >/dev/null || [[ ! -x "$(git --exec-path)/git-daemon" ]]; then
+  echo "test-deps: installing git" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q git
+fi
+
+./hack/minio.sh build

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // EnvHome names the environment variable that sets the data directory.
@@ -23,6 +24,19 @@ type Config struct {
 	// is, for steps whose container has no command, and the commands it
 	// supplies that the host lacks.
 	Images executor.ImageTable `json:"images,omitempty"`
+	// ArtifactRepository is the default artifact repository, as Argo's
+	// artifact-repositories ConfigMap holds it (s3, file, ...); nil means
+	// the local file repository under <data dir>/artifacts.
+	ArtifactRepository *v1alpha1.ArtifactRepository `json:"artifactRepository,omitempty"`
+	// ArtifactRepositories are the named repositories that a workflow's
+	// artifactRepositoryRef picks: ConfigMap name, then key.
+	ArtifactRepositories map[string]map[string]v1alpha1.ArtifactRepository `json:"artifactRepositories,omitempty"`
+	// Secrets stand in for Kubernetes Secrets on one machine: name, then
+	// key, then value. A secret not listed here is read from the
+	// environment (see Secrets).
+	Secrets map[string]map[string]string `json:"secrets,omitempty"`
+
+	getenv func(string) string
 }
 
 // Sources are the inputs Load combines; flags win over the environment,
@@ -74,8 +88,12 @@ func Load(src Sources) (*Config, error) {
 		}
 	}
 	cfg.DataDir = abs
+	cfg.getenv = src.Getenv
 	return cfg, nil
 }
+
+// ArtifactsDir is the root of the local file artifact repository.
+func (c *Config) ArtifactsDir() string { return filepath.Join(c.DataDir, "artifacts") }
 
 // StorePath is the embedded store's file under the data directory.
 func (c *Config) StorePath() string { return filepath.Join(c.DataDir, "braid.db") }

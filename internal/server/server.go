@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/version"
@@ -71,6 +72,9 @@ type Options struct {
 	Logger *slog.Logger // nil: discard
 	// LogPath finds the kept log of a step; nil: the server serves no logs.
 	LogPath LogPath
+	// Artifacts are the drivers the artifact download routes read with;
+	// nil: no artifact routes.
+	Artifacts *artifact.Drivers
 	// Version is reported by GetVersion and in the Argo-Version header;
 	// zero: version.Get().
 	Version version.Info
@@ -178,6 +182,9 @@ func New(opts Options) (*Server, error) {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		gw.ServeHTTP(w, r)
 	}))
+	if opts.Artifacts != nil {
+		(&artifactServer{wf: wfs, drivers: opts.Artifacts}).register(mux)
+	}
 	s.http = mux
 	return s, nil
 }

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// artifactServer serves argo-server's artifact routes (ARGO-API §2.4):
+// plain HTTP, raw bytes, plain-text errors.
+type artifactServer struct {
+	wf      *workflowServer
+	drivers *artifact.Drivers
+}
+
+func (a *artifactServer) register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /artifacts/{ns}/{wf}/{node}/{name}", a.byName("outputs"))
+	mux.HandleFunc("GET /input-artifacts/{ns}/{wf}/{node}/{name}", a.byName("inputs"))
+	mux.HandleFunc("GET /artifacts-by-uid/{uid}/{node}/{name}", a.byUID("outputs"))
+	mux.HandleFunc("GET /input-artifacts-by-uid/{uid}/{node}/{name}", a.byUID("inputs"))
+	mux.HandleFunc("GET /artifact-files/{ns}/{kind}/{id}/{node}/{io}/{name}", a.files)
+	mux.HandleFunc("GET /artifact-files/{ns}/{kind}/{id}/{node}/{io}/{name}/{rest...}", a.files)
+}
+
+func (a *artifactServer) byName(side string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		wf, err := a.wf.get(r.Context(), r.PathValue("ns"), r.PathValue("wf"))
+		if isNotFound(err) {
+			if archived, ok := a.wf.fromArchive(r.Context(), r.PathValue("ns"), r.PathValue("wf"), ""); ok {
+				wf, err = archived, nil
+			}
+		}
+		a.serve(w, r, wf, err, side, "")
+	}
+}
+
+func (a *artifactServer) byUID(side string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		wf, err := a.archived(r.Context(), r.PathValue("uid"))
+		a.serve(w, r, wf, err, side, "")
+	}
+}
+
+// files serves /artifact-files/{ns}/{workflows|archived-workflows}/{name or
+// uid}/{node}/{outputs|inputs}/{name}[/{path}]: a file of a directory
+// artifact when a path is given, else the artifact itself.
+func (a *artifactServer) files(w http.ResponseWriter, r *http.Request) {
+	side := r.PathValue("io")
+	if side != "outputs" && side != "inputs" {
+		http.Error(w, "Bad Request", http.StatusBadRequest)
+		return
+	}
+	var (
+		wf  *v1alpha1.Workflow
+		err error
+	)
+	switch r.PathValue("kind") {
+	case "workflows":
+		wf, err = a.wf.get(r.Context(), r.PathValue("ns"), r.PathValue("id"))
+	case "archived-workflows":
+		wf, err = a.archived(r.Context(), r.PathValue("id"))
+	default:
+		http.Error(w, "Bad Request", http.StatusBadRequest)
+		return
+	}
+	a.serve(w, r, wf, err, side, r.PathValue("rest"))
+}
+
+func (a *artifactServer) archived(ctx context.Context, uid string) (*v1alpha1.Workflow, error) {
+	arch, ok := a.wf.store.(Archive)
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	return arch.GetArchived(ctx, uid)
+}
+
+// serve finds the node's artifact and streams it, or a file inside it.
+func (a *artifactServer) serve(w http.ResponseWriter, r *http.Request, wf *v1alpha1.Workflow, err error, side, sub string) {
+	if err != nil {
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	art, ok := findArtifact(wf, r.PathValue("node"), side, r.PathValue("name"))
+	if !ok {
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	if sub != "" {
+		if art, err = subArtifact(art, sub); err != nil {
+			http.Error(w, "Bad Request", http.StatusBadRequest)
+			return
+		}
+	}
+	drv, err := a.drivers.For(&art.ArtifactLocation)
+	if err != nil {
+		http.Error(w, "Bad Request", http.StatusBadRequest)
+		return
+	}
+	rc, err := drv.OpenStream(r.Context(), art)
+	if errors.Is(err, artifact.ErrNotFound) {
+		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	if err != nil {
+		a.wf.log.Warn("artifact download", "workflow", wf.Name, "artifact", art.Name, "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	defer rc.Close()
+	name := path.Base(artifactKey(&art.ArtifactLocation))
+	if name == "." || name == "/" {
+		name = art.Name
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprintf("filename=%q", name))
+	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	} else {
+		w.Header().Set("Content-Type", "application/octet-stream")
+	}
+	_, _ = io.Copy(w, rc)
+}
+
+// findArtifact finds a node's input or output artifact by name.
+func findArtifact(wf *v1alpha1.Workflow, nodeID, side, name string) (*v1alpha1.Artifact, bool) {
+	n, ok := wf.Status.Nodes[nodeID]
+	if !ok {
+		return nil, false
+	}
+	var arts v1alpha1.Artifacts
+	switch {
+	case side == "outputs" && n.Outputs != nil:
+		arts = n.Outputs.Artifacts
+	case side == "inputs" && n.Inputs != nil:
+		arts = n.Inputs.Artifacts
+	}
+	for i := range arts {
+		if arts[i].Name == name && arts[i].HasLocation() {
+			a := arts[i]
+			return &a, true
+		}
+	}
+	return nil, false
+}
+
+// subArtifact points at a file inside a directory artifact (one saved
+// unarchived): the key gains the sub path. Paths that climb out are refused.
+func subArtifact(a *v1alpha1.Artifact, sub string) (*v1alpha1.Artifact, error) {
+	clean := path.Clean("/" + sub)[1:]
+	if clean == "" || strings.HasPrefix(clean, "..") {
+		return nil, fmt.Errorf("bad path %q", sub)
+	}
+	c := a.DeepCopy()
+	switch {
+	case c.S3 != nil:
+		c.S3.Key = strings.TrimSuffix(c.S3.Key, "/") + "/" + clean
+	case c.File != nil:
+		c.File.Key = strings.TrimSuffix(c.File.Key, "/") + "/" + clean
+	default:
+		return nil, fmt.Errorf("artifact %q cannot be browsed", a.Name)
+	}
+	return c, nil
+}
+
+// artifactKey is the key or path a location stores its object under.
+func artifactKey(l *v1alpha1.ArtifactLocation) string {
+	switch {
+	case l.S3 != nil:
+		return l.S3.Key
+	case l.File != nil:
+		return l.File.Key
+	case l.HTTP != nil:
+		return l.HTTP.URL
+	}
+	return ""
+}
