@@ -125,6 +125,7 @@ func (r testResolver) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, er
 // reconcile runs one pass with the pending results.
 func (d *driver) reconcile() Result {
 	d.t.Helper()
+	before := sumsOf(d.wf.Status.Nodes)
 	res, err := Reconcile(Snapshot{Workflow: d.wf, Templates: d.templates, Results: d.pending, Limits: d.limits, Memo: d.memo}, d.now)
 	if err != nil {
 		d.t.Fatalf("Reconcile: %v", err)
@@ -133,6 +134,7 @@ func (d *driver) reconcile() Result {
 	d.pending = map[string]StepResult{}
 	d.wf.Status = res.Status
 	d.last = res
+	checkSums(d.t, d.wf, before, res.Changed)
 	for _, k := range res.Plan.Kill {
 		d.kills = append(d.kills, k)
 		delete(d.running, k.NodeID)

@@ -30,6 +30,7 @@ type execOpts struct {
 func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.Arguments, opts execOpts) (v1alpha1.NodeStatus, error) {
 	node, exists := r.byName(name)
 	if exists && fulfilled(node) {
+		r.sawRunning = r.sawRunning || podRunning(node) // a daemon
 		return node, nil
 	}
 	if exists && isLeafType(node.Type) && !r.relaunch[node.ID] {
@@ -100,6 +101,7 @@ func (r *run) prepare(name string, h holder, tc tmplCtx, args *v1alpha1.Argument
 // nothing is substituted again; only a Pending node's timeout is checked.
 func (r *run) revisitExisting(n v1alpha1.NodeStatus, h holder, tc tmplCtx) (v1alpha1.NodeStatus, error) {
 	r.sawActive = true
+	r.sawRunning = r.sawRunning || podRunning(n)
 	if n.Phase != v1alpha1.NodePending {
 		return n, nil
 	}

@@ -61,15 +61,18 @@ func (r *run) byHash(h uint32) (v1alpha1.NodeStatus, bool) {
 // put stores n and records it as changed. Every write of a node goes through
 // put, so Result.Changed is exact and the parallelism counters stay right.
 func (r *run) put(n v1alpha1.NodeStatus) {
-	if r.activePods >= 0 || r.bcounts != nil {
+	_, seen := r.changed[n.ID]
+	if !seen || r.activePods >= 0 || r.bcounts != nil {
 		old, existed := r.nodes[n.ID]
-		r.count(old, existed, n)
+		if r.activePods >= 0 || r.bcounts != nil {
+			r.count(old, existed, n)
+		}
+		if !seen {
+			r.changed[n.ID] = prevNode{existed: existed, progress: old.Progress, rd: old.ResourcesDuration}
+			r.changedIDs = append(r.changedIDs, n.ID)
+		}
 	}
 	r.nodes[n.ID] = n
-	if _, ok := r.changed[n.ID]; !ok {
-		r.changed[n.ID] = struct{}{}
-		r.changedIDs = append(r.changedIDs, n.ID)
-	}
 }
 
 // fulfilled reports whether the node needs no more work (rule 2.1): it
@@ -129,6 +132,9 @@ func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, error) {
 	}
 	if n.Phase.Fulfilled() {
 		n.FinishedAt = n.StartedAt
+	}
+	if isExecutable(n.Type) {
+		n.Progress = ownProgress(n.Phase)
 	}
 	r.put(n)
 	return n, nil

@@ -54,3 +54,60 @@ func upsertCondition(conds *v1alpha1.Conditions, c v1alpha1.Condition) {
 	}
 	*conds = append(*conds, c)
 }
+
+// setPodRunning sets the PodRunning condition: True while a Pod node is
+// Running, else False (ctl/operator.go podReconciliation; Argo's is looser:
+// True only in a pass that changed a running pod). A running Pod node the
+// pass walked past or changed makes it True at once. When it was True and
+// the pass saw none, the nodes are scanned, unless the pass launched a step:
+// such a pass walked the whole active tree (a failFast or parallelism hold,
+// which can pass running pods by, launches nothing; sums_test.go checks
+// this after every pass of every engine test). A suspended workflow is not
+// walked and keeps its condition.
+func (r *run) setPodRunning() {
+	st := &r.wf.Status
+	had := -1
+	for i, c := range st.Conditions {
+		if c.Type == v1alpha1.ConditionTypePodRunning {
+			had = i
+		}
+	}
+	running := r.sawRunning
+	for _, id := range r.changedIDs {
+		if running {
+			break
+		}
+		running = podRunning(r.nodes[id])
+	}
+	if !running && had >= 0 && r.suspended() {
+		return
+	}
+	if !running && had >= 0 && st.Conditions[had].Status == metav1.ConditionTrue && len(r.plan.Launch) == 0 {
+		for _, n := range r.nodes {
+			if podRunning(n) {
+				running = true
+				break
+			}
+		}
+	}
+	c := v1alpha1.Condition{Type: v1alpha1.ConditionTypePodRunning, Status: metav1.ConditionFalse}
+	if running {
+		c.Status = metav1.ConditionTrue
+	}
+	if had >= 0 {
+		st.Conditions[had] = c
+		return
+	}
+	// Argo adds PodRunning on its first pass, before Completed.
+	for i, x := range st.Conditions {
+		if x.Type == v1alpha1.ConditionTypeCompleted {
+			st.Conditions = append(st.Conditions[:i], append(v1alpha1.Conditions{c}, st.Conditions[i:]...)...)
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+func podRunning(n v1alpha1.NodeStatus) bool {
+	return n.Type == v1alpha1.NodeTypePod && n.Phase == v1alpha1.NodeRunning
+}

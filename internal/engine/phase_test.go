@@ -193,7 +193,8 @@ func TestWorkflowCompletion(t *testing.T) {
 	eq(t, "started", d.wf.Status.StartedAt.Time, t0)
 	d.run()
 	st := d.wf.Status
-	eq(t, "conditions", st.Conditions, v1alpha1.Conditions{{Type: v1alpha1.ConditionTypeCompleted, Status: "True"}})
+	eq(t, "conditions", st.Conditions, v1alpha1.Conditions{{Type: v1alpha1.ConditionTypePodRunning, Status: "False"},
+		{Type: v1alpha1.ConditionTypeCompleted, Status: "True"}})
 	eq(t, "finished", st.FinishedAt.Time, t0.Add(2*time.Second))
 	// a completed workflow is left alone
 	before := d.passes

@@ -245,8 +245,22 @@ func (r *run) mergeCompleted(n v1alpha1.NodeStatus, res StepResult) {
 	if !res.FinishedAt.IsZero() {
 		n.FinishedAt = metav1.NewTime(res.FinishedAt.UTC())
 	}
+	if n.Type == v1alpha1.NodeTypePod {
+		n.ResourcesDuration = nonEmpty(podResourcesDuration(t, ranFor(n, res)))
+		synced := true
+		n.TaskResultSynced = &synced
+	}
 	r.put(n)
 	r.exportOutputs(n.Outputs)
+}
+
+// ranFor is how long a step ran: from the report's times, or else the
+// node's.
+func ranFor(n v1alpha1.NodeStatus, res StepResult) time.Duration {
+	if !res.StartedAt.IsZero() && !res.FinishedAt.IsZero() {
+		return res.FinishedAt.Sub(res.StartedAt)
+	}
+	return n.FinishedAt.Sub(n.StartedAt.Time)
 }
 
 // resultOutputs builds a node's outputs from a report: the reported values,

@@ -28,7 +28,7 @@ type run struct {
 	maxNodes int
 	pattern  string
 
-	changed    map[string]struct{}
+	changed    map[string]prevNode // what each node changed in this pass was before it
 	changedIDs []string
 	plan       Plan
 	wakeAt     time.Time
@@ -50,6 +50,7 @@ type run struct {
 
 	nodeLimitHit bool
 	sawActive    bool // a leaf node still running was seen this pass
+	sawRunning   bool // a Pod node Running was seen this pass (PodRunning)
 	memoized     bool // caches outlive the pass (Snapshot.Memo)
 	transient    *regexp.Regexp
 	keyBuf       []byte // scratch for node IDs (byName)
@@ -114,7 +115,8 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 			r.failForNodeLimit()
 		}
 		r.keepGoing()
-		r.setProgress()
+		r.updateSums()
+		r.setPodRunning()
 	}
 	return r.result(), nil
 }
@@ -147,7 +149,7 @@ func newRun(s Snapshot, now time.Time) *run {
 		maxDepth: s.Limits.MaxDepth,
 		maxNodes: s.Limits.MaxNodes,
 		pattern:  s.TransientErrorPattern,
-		changed:  map[string]struct{}{},
+		changed:  map[string]prevNode{},
 	}
 	if r.maxDepth <= 0 {
 		r.maxDepth = defaultMaxDepth

@@ -89,6 +89,7 @@ func outputsWithDefaults(out *v1alpha1.Outputs) error {
 // 8.3): past it, the node fails "timeout" and the caller's group fails.
 func (r *run) revisitLeaf(n v1alpha1.NodeStatus, in invocation) (v1alpha1.NodeStatus, error) {
 	r.sawActive = true
+	r.sawRunning = r.sawRunning || podRunning(n)
 	if n.Phase != v1alpha1.NodePending {
 		return n, nil
 	}
