@@ -157,6 +157,10 @@ func reopenWorkflow(wf *v1alpha1.Workflow, now time.Time) {
 	st.Message = ""
 	st.FinishedAt = metav1.Time{}
 	st.StartedAt = metav1.NewTime(now)
+	// The engine counts progress and resource use by delta; cleared, they
+	// are counted again from the nodes that remain.
+	st.Progress = ""
+	st.ResourcesDuration = nil
 	setCompletedCondition(st)
 	if wf.Labels == nil {
 		wf.Labels = map[string]string{}
