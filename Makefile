@@ -29,7 +29,7 @@ test: vet fmt-check verify-generated
 	BRAID_REQUIRE_MINIO=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
-	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
+	BRAID_REQUIRE_MINIO=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
 
 ## minio-up: start a MinIO on 127.0.0.1 (random port and credentials); prints `export` lines.
 minio-up:
@@ -55,7 +55,7 @@ run: build
 ## conformance: lint Argo's 217 examples, then run the host-runnable ones with braid run.
 conformance: build
 	./hack/conformance.sh $(BIN) "$(BRAID_CONFORMANCE_DIR)"
-	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance$$' -v ./test/e2e/
+	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance(Artifacts)?$$' -v ./test/e2e/
 
 ## bench: braid against GNU make on the same graphs (W1, W2, W5), API throughput (W6), then the package benchmarks.
 bench: build

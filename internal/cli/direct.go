@@ -35,7 +35,7 @@ func (g *globalFlags) openDirect(ctx context.Context, cfg *config.Config) (*sess
 		return nil, fmt.Errorf("open the embedded store: %w", err)
 	}
 	dataDir := cfg.DataDir
-	srv, err := server.New(server.Options{Store: st,
+	srv, err := server.New(server.Options{Store: st, Artifacts: artifactDrivers(cfg),
 		LogPath: func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) }})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())

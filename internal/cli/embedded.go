@@ -6,6 +6,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/artifact/file"
+	"github.com/braidwf/braid/internal/artifact/git"
+	httpart "github.com/braidwf/braid/internal/artifact/http"
+	"github.com/braidwf/braid/internal/artifact/raw"
+	"github.com/braidwf/braid/internal/artifact/s3"
 	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/controller"
 	"github.com/braidwf/braid/internal/engine"
@@ -18,10 +24,11 @@ import (
 // embedded is braid on one machine: the SQLite store, the local runtime and
 // the controller, all under one data directory.
 type embedded struct {
-	cfg   *config.Config
-	store *sqlite.Store
-	rt    *local.Runtime
-	ctl   *controller.Controller
+	cfg     *config.Config
+	store   *sqlite.Store
+	rt      *local.Runtime
+	ctl     *controller.Controller
+	drivers *artifact.Drivers
 }
 
 func openEmbedded(ctx context.Context, dataDir, configFile string) (*embedded, error) {
@@ -40,19 +47,21 @@ func openEmbedded(ctx context.Context, dataDir, configFile string) (*embedded, e
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("find the braid binary: %w", err), st.Close())
 	}
+	drivers := artifactDrivers(cfg)
 	rt, err := local.New(local.Config{
-		DataDir: cfg.DataDir,
-		Images:  executor.MergeImageTable(executor.BuiltinImages(self), cfg.Images),
-		Braid:   self,
+		DataDir:   cfg.DataDir,
+		Images:    executor.MergeImageTable(executor.BuiltinImages(self), cfg.Images),
+		Braid:     self,
+		Artifacts: drivers,
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())
 	}
-	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt})
+	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers})
 	if err != nil {
 		return nil, errors.Join(err, rt.Close(), st.Close())
 	}
-	return &embedded{cfg: cfg, store: st, rt: rt, ctl: ctl}, nil
+	return &embedded{cfg: cfg, store: st, rt: rt, ctl: ctl, drivers: drivers}, nil
 }
 
 func (e *embedded) run(ctx context.Context, wf *v1alpha1.Workflow, templates engine.TemplateResolver,
@@ -70,4 +79,23 @@ func (e *embedded) run(ctx context.Context, wf *v1alpha1.Workflow, templates eng
 // Close stops the runtime (and any step still running) and closes the store.
 func (e *embedded) Close() error {
 	return errors.Join(e.rt.Close(), e.store.Close())
+}
+
+// artifactDrivers are the artifact drivers of one machine: the file
+// repository under the data directory, and s3, git, http and raw, with
+// secrets from the config file or the environment.
+func artifactDrivers(cfg *config.Config) *artifact.Drivers {
+	return &artifact.Drivers{
+		File: file.New(cfg.ArtifactsDir()),
+		Raw:  raw.New(),
+		HTTP: httpart.New(cfg, ""),
+		S3:   s3.New(cfg, ""),
+		Git:  git.New(cfg, ""),
+	}
+}
+
+// artifactRepositories are the configured repositories (the file
+// repository when none is configured).
+func artifactRepositories(cfg *config.Config) artifact.Repositories {
+	return artifact.Repositories{Default: cfg.ArtifactRepository, Named: cfg.ArtifactRepositories}
 }

@@ -66,7 +66,7 @@ func newRoot(s streams, getenv func(string) string) *cobra.Command {
 		newLogsCommand(s, g), newWatchCommand(s, g), newWaitCommand(s, g),
 		newSuspendCommand(s, g), newResumeCommand(s, g), newStopCommand(s, g), newTerminateCommand(s, g),
 		newRetryCommand(s, g), newResubmitCommand(s, g), newNodeCommand(s, g),
-		newTemplateCommand(s, g), newClusterTemplateCommand(s, g), newCronCommand(s, g), newArchiveCommand(s, g), newApplyCommand(s, g))
+		newTemplateCommand(s, g), newClusterTemplateCommand(s, g), newCronCommand(s, g), newArchiveCommand(s, g), newApplyCommand(s, g), newCpCommand(s, g))
 	root.AddCommand(newBuiltinCommands(s)...)
 	return root
 }

@@ -78,7 +78,7 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 		return errors.Join(err, e.Close())
 	}
 	dataDir := e.cfg.DataDir
-	srv, err := server.New(server.Options{Store: e.store, Logger: log,
+	srv, err := server.New(server.Options{Store: e.store, Logger: log, Artifacts: e.drivers,
 		LogPath: func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) }})
 	if err != nil {
 		return errors.Join(err, e.Close())

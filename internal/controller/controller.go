@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/internal/store"
@@ -40,15 +41,23 @@ type Options struct {
 	Logger  *slog.Logger
 	Clock   func() time.Time
 	Limits  engine.Limits
+	// Repositories are the artifact repositories; zero: the local file
+	// repository for every workflow.
+	Repositories artifact.Repositories
+	// Artifacts are the drivers artifact garbage collection deletes with;
+	// nil: no artifact GC.
+	Artifacts *artifact.Drivers
 }
 
 // Controller drives workflows through the engine.
 type Controller struct {
-	store  Store
-	rt     Runtime
-	log    *slog.Logger
-	now    func() time.Time
-	limits engine.Limits
+	store   Store
+	rt      Runtime
+	log     *slog.Logger
+	now     func() time.Time
+	limits  engine.Limits
+	repos   artifact.Repositories
+	drivers *artifact.Drivers
 }
 
 // New returns a Controller. Store and Runtime are required.
@@ -62,7 +71,7 @@ func New(o Options) (*Controller, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits}, nil
+	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts}, nil
 }
 
 // RunID is the runtime's ID for a workflow's node. A manual retry (braid

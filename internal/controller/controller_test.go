@@ -139,3 +139,44 @@ spec:
 		t.Fatalf("stored spec.shutdown = %q", got)
 	}
 }
+
+// A workflow that starts is annotated with its pod name format (v2), as
+// Argo's controller does, and the annotation is stored; one already there
+// is kept.
+func TestRunAnnotatesPodNameFormat(t *testing.T) {
+	tests := []struct{ name, annotations, want string }{
+		{name: "podname-new", want: "v2"},
+		{name: "podname-kept", annotations: `annotations: {workflows.argoproj.io/pod-name-format: v1}`, want: "v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, st := newController(t)
+			wf := workflow(t, `
+metadata: {name: `+tt.name+`, `+tt.annotations+`}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: busybox, command: [echo, hi]}
+`)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			final, err := c.Run(ctx, RunRequest{Workflow: wf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, err := st.Get(ctx, store.KindWorkflow, "default", tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, got := range map[string]string{
+				"returned": final.Annotations[podNameFormatAnnotation],
+				"stored":   obj.(*v1alpha1.Workflow).Annotations[podNameFormatAnnotation],
+			} {
+				if got != tt.want {
+					t.Errorf("%s annotation %q, want %q", what, got, tt.want)
+				}
+			}
+		})
+	}
+}

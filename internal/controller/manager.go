@@ -228,7 +228,8 @@ func (m *Manager) drive(ctx context.Context, stub *v1alpha1.Workflow, h *handle)
 	case err != nil && ctx.Err() == nil:
 		m.c.log.Error("drive workflow", "workflow", h.key, "err", err)
 	case err == nil && final.Status.Phase.Completed():
-		m.archive(ctx, final)
+		d.collectArtifacts(ctx)
+		m.archive(ctx, d.wf)
 	}
 }
 

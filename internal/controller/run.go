@@ -40,7 +40,12 @@ func (c *Controller) Run(ctx context.Context, req RunRequest) (*v1alpha1.Workflo
 	if err := c.store.Create(ctx, wf); err != nil {
 		return nil, fmt.Errorf("create workflow %s/%s: %w", wf.Namespace, wf.Name, err)
 	}
-	return c.newDriver(req).loop(ctx)
+	d := c.newDriver(req)
+	final, err := d.loop(ctx)
+	if err == nil {
+		d.collectArtifacts(ctx)
+	}
+	return final, err
 }
 
 func (c *Controller) newDriver(req RunRequest) *driver {
@@ -104,6 +109,7 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	}
 	d.wf.Status = res.Status
 	labelsChanged := setPhaseLabels(d.wf)
+	labelsChanged = setPodNameFormat(d.wf) || labelsChanged
 	if d.specChanged || labelsChanged || len(res.Changed) > 0 || !sameStatus(before, &d.wf.Status) {
 		if err := d.persist(ctx, res.Changed); err != nil {
 			return res, fmt.Errorf("persist %s: %w", d.wf.Name, err)
@@ -140,20 +146,25 @@ func (d *driver) act(ctx context.Context, p engine.Plan) error {
 		}
 	}
 	for _, l := range p.Launch {
-		if err := d.c.rt.Start(ctx, d.run(l)); err != nil {
-			// The runtime could not even accept the step: report it as the step's error.
+		run, err := d.run(l)
+		if err == nil {
+			err = d.c.rt.Start(ctx, run)
+		}
+		if err != nil {
+			// The step cannot even be handed to the runtime: report it as the step's error.
 			d.results[l.NodeID] = engine.StepResult{Phase: v1alpha1.NodeError, Message: err.Error(), FinishedAt: d.c.now()}
 		}
 	}
 	return nil
 }
 
-func (d *driver) run(l engine.Launch) runtime.Run {
+func (d *driver) run(l engine.Launch) (runtime.Run, error) {
+	plan, err := d.artifactPlan(l)
 	return runtime.Run{
 		ID: RunID(d.wf, l.NodeID), Namespace: d.wf.Namespace, Workflow: d.wf.Name, WorkflowUID: string(d.wf.UID),
 		NodeID: l.NodeID, PodName: l.PodName, Template: l.Template, IncludeResult: l.IncludeResult,
-		ActiveDeadline: l.ActiveDeadline, Deadline: l.Deadline, Env: l.Env,
-	}
+		ActiveDeadline: l.ActiveDeadline, Deadline: l.Deadline, Env: l.Env, Artifacts: plan,
+	}, err
 }
 
 // forgetMerged drops the results the engine has taken into the status.
@@ -279,6 +290,27 @@ func setPhaseLabels(wf *v1alpha1.Workflow) bool {
 	}
 	wf.Labels[phaseLabel] = string(wf.Status.Phase)
 	wf.Labels[completedLabel] = completed
+	return true
+}
+
+// podNameFormatAnnotation records the pod naming scheme, as Argo's
+// controller does when a workflow starts (ARGO-SEMANTICS rule 1.3): braid
+// names pods the v2 way. A value already there is kept.
+const podNameFormatAnnotation = "workflows.argoproj.io/pod-name-format"
+
+// setPodNameFormat annotates a started workflow with its pod name format;
+// it reports whether the annotation was added.
+func setPodNameFormat(wf *v1alpha1.Workflow) bool {
+	if wf.Status.Phase == "" {
+		return false
+	}
+	if _, ok := wf.Annotations[podNameFormatAnnotation]; ok {
+		return false
+	}
+	if wf.Annotations == nil {
+		wf.Annotations = map[string]string{}
+	}
+	wf.Annotations[podNameFormatAnnotation] = "v2"
 	return true
 }
 

@@ -25,10 +25,19 @@
 //   - Output parameters (outputs.go): ReadOutputParameters reads
 //     valueFrom.path files with Argo's rules (one trailing newline trimmed,
 //     valueFrom.default when the file is missing, an error otherwise).
-//   - Input artifacts (inputs.go): WriteRawArtifacts writes inputs given
-//     inline (raw) to their paths.
+//   - Input artifacts (inputs.go): LoadInputs places a step's input
+//     artifacts at their paths before it starts: raw data inline, any other
+//     location through its internal/artifact driver, tarballs unpacked
+//     safely, with subPath, mode and optional honoured.
+//   - Output artifacts (save.go): SaveOutputs packs (tar+gzip, or none) and
+//     saves a step's output artifacts and, with archiveLogs, its main log,
+//     after it ends, and returns them with their locations.
+//   - Locations (location.go): ArtifactPlan, the step's repository as the
+//     runtime passes it; key-only locations inherit the repository; output
+//     locations default to <key>/<name>.tgz.
 //
-// The package imports the API types and the standard library only. It must
-// not import a runtime implementation, the engine, the controller or the
-// store: runtimes import it.
+// The package imports the API types, internal/artifact (the Driver
+// interface and archive helpers, never a driver implementation) and the
+// standard library. It must not import a runtime implementation, the
+// engine, the controller or the store: runtimes import it.
 package executor

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,34 +215,6 @@ func TestReadOutputParameters(t *testing.T) {
 	}
 	if got, err := ReadOutputParameters(parseTemplate(t, `{name: t, container: {image: x}}`), Paths{WorkDir: dir}); got != nil || err != nil {
 		t.Errorf("no outputs: %v %v", got, err)
-	}
-}
-
-func TestWriteRawArtifacts(t *testing.T) {
-	dir := t.TempDir()
-	tp := parseTemplate(t, `{name: t, container: {image: x}, inputs: {artifacts: [
-	  {name: a, path: `+dir+`/sub/a.txt, raw: {data: "hello"}},
-	  {name: b, path: rel/b.txt, mode: 0600, raw: {data: "b"}},
-	  {name: c, path: /nowhere, optional: true}]}}`)
-	if err := WriteRawArtifacts(tp, dir); err != nil {
-		t.Fatal(err)
-	}
-	if data, err := os.ReadFile(filepath.Join(dir, "sub/a.txt")); err != nil || string(data) != "hello" {
-		t.Errorf("a: %q %v", data, err)
-	}
-	fi, err := os.Stat(filepath.Join(dir, "rel/b.txt"))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("b: %v %v", fi, err)
-	}
-	for src, want := range map[string]string{
-		`{name: t, inputs: {artifacts: [{name: s, path: /x, s3: {key: k}}]}}`:   `input artifact "s": the local runtime cannot load s3 artifacts yet`,
-		`{name: t, inputs: {artifacts: [{name: g, path: /x, git: {repo: r}}]}}`: `input artifact "g": the local runtime cannot load git artifacts yet`,
-		`{name: t, inputs: {artifacts: [{name: none, path: /x}]}}`:              `input artifact "none" has no location`,
-	} {
-		err := WriteRawArtifacts(parseTemplate(t, src), dir)
-		if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("%s: err = %v, want %q", src, err, want)
-		}
 	}
 }
 

@@ -114,8 +114,9 @@ func (p Paths) Resolve(path string) string {
 	return path
 }
 
-// UsesTmp reports whether the template reads an output from under /tmp,
-// where steps running side by side on one host would overwrite each other.
+// UsesTmp reports whether the template reads an output from under /tmp, or
+// places an input artifact there, where steps running side by side on one
+// host would overwrite each other.
 func UsesTmp(tmpl *v1alpha1.Template) bool {
 	under := func(p string) bool { return p == "/tmp" || strings.HasPrefix(filepath.Clean(p), "/tmp/") }
 	for _, p := range tmpl.Outputs.Parameters {
@@ -123,9 +124,11 @@ func UsesTmp(tmpl *v1alpha1.Template) bool {
 			return true
 		}
 	}
-	for _, a := range tmpl.Outputs.Artifacts {
-		if under(a.Path) {
-			return true
+	for _, arts := range [][]v1alpha1.Artifact{tmpl.Outputs.Artifacts, tmpl.Inputs.Artifacts} {
+		for _, a := range arts {
+			if under(a.Path) {
+				return true
+			}
 		}
 	}
 	return false

@@ -123,7 +123,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, stopping: make(chan struct{})}
 
-	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath}
+	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
 	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
 
 	s.grpc = grpc.NewServer(

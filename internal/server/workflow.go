@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 
+	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
@@ -33,10 +34,11 @@ const generateNameAttempts = 8
 
 type workflowServer struct {
 	workflow.UnimplementedWorkflowServiceServer
-	store   Store
-	log     *slog.Logger
-	logPath LogPath          // nil: no logs
-	clock   func() time.Time // nil: time.Now
+	store     Store
+	log       *slog.Logger
+	logPath   LogPath           // nil: no logs
+	clock     func() time.Time  // nil: time.Now
+	artifacts *artifact.Drivers // nil: no artifact GC on delete
 }
 
 func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.WorkflowCreateRequest) (*structpb.Struct, error) {
@@ -142,6 +144,11 @@ func (s *workflowServer) DeleteWorkflow(ctx context.Context, req *workflow.Workf
 	}
 	if len(req.GetDeleteOptions().GetDryRun()) > 0 {
 		return &workflow.WorkflowDeleteResponse{}, nil
+	}
+	if s.artifacts != nil {
+		if _, err := artifact.Collect(ctx, wf, s.artifacts, v1alpha1.ArtifactGCOnWorkflowDeletion); err != nil {
+			s.log.Warn("artifact garbage collection", "workflow", wf.Namespace+"/"+wf.Name, "err", err)
+		}
 	}
 	if err := s.store.Delete(ctx, store.KindWorkflow, wf.Namespace, wf.Name); err != nil {
 		return nil, storeError(err, wf.Name)

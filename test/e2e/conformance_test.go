@@ -42,7 +42,7 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := runAll(t, dir, examples)
+	results := runAll(t, dir, examples, "")
 	passed, failed := 0, 0
 	for _, r := range results {
 		if r.reason == "" {
@@ -63,7 +63,11 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-func runnableExamples(tsv string) ([]example, error) {
+func runnableExamples(tsv string) ([]example, error) { return examplesNeeding(tsv, "none") }
+
+// examplesNeeding lists the host-runnable examples whose needs column is
+// exactly needs, that need no action, and whose phase is fixed.
+func examplesNeeding(tsv, want string) ([]example, error) {
 	f, err := os.Open(tsv)
 	if err != nil {
 		return nil, err
@@ -82,7 +86,7 @@ func runnableExamples(tsv string) ([]example, error) {
 			continue
 		}
 		path, phase, needs, hostRunnable, action := c[0], c[2], c[4], c[6], c[8]
-		if hostRunnable != "yes" || needs != "none" || action != "none" {
+		if hostRunnable != "yes" || needs != want || action != "none" {
 			continue
 		}
 		if phase != "Succeeded" && phase != "Failed" && phase != "Error" {
@@ -109,7 +113,9 @@ func smokeSet(file string) (map[string]bool, error) {
 }
 
 // runAll runs the examples a few at a time and returns the outcomes in path order.
-func runAll(t *testing.T, dir string, examples []example) []outcome {
+// runAll runs the examples a few at a time, each with braid run and the
+// config file given ("" for none), and returns the outcomes in path order.
+func runAll(t *testing.T, dir string, examples []example, config string) []outcome {
 	const workers = 4
 	jobs := make(chan example)
 	var mu sync.Mutex
@@ -120,7 +126,7 @@ func runAll(t *testing.T, dir string, examples []example) []outcome {
 		go func() {
 			defer wg.Done()
 			for ex := range jobs {
-				r := runExample(t, dir, ex)
+				r := runExample(t, dir, ex, config)
 				mu.Lock()
 				results = append(results, r)
 				mu.Unlock()
@@ -136,14 +142,18 @@ func runAll(t *testing.T, dir string, examples []example) []outcome {
 	return results
 }
 
-func runExample(t *testing.T, dir string, ex example) outcome {
+func runExample(t *testing.T, dir string, ex example, config string) outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout())
 	defer cancel()
 	work := t.TempDir()
 	// The corpus's WorkflowTemplates are available, as if created beforehand
 	// (Argo's own e2e suite creates them before it submits these examples).
-	cmd := exec.CommandContext(ctx, braidBin, "run", "-o", "json", "--data-dir", filepath.Join(work, "home"),
-		"--templates", filepath.Join(dir, "examples"), filepath.Join(dir, ex.path))
+	args := []string{"run", "-o", "json", "--data-dir", filepath.Join(work, "home"),
+		"--templates", filepath.Join(dir, "examples"), filepath.Join(dir, ex.path)}
+	if config != "" {
+		args = append(args, "--config", config)
+	}
+	cmd := exec.CommandContext(ctx, braidBin, args...)
 	cmd.Dir = work
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -14,10 +14,21 @@
 // (executor.Tail). Other template types end Error with a message naming the
 // type.
 //
+// Input artifacts are placed before the process starts
+// (executor.LoadInputs): raw ones inline, in Start; any other location
+// through Config.Artifacts in a goroutine of the step's own, so that a
+// download never holds up Start or other steps. The step is Pending while
+// it loads; its deadline covers the loading, and Kill or Close cancels it.
+// A missing, corrupt or unsafe artifact ends the step Error before it runs.
+//
 // When the process exits, every other process of its group is killed (as a
 // container's end kills what it started); the exit code, the result and the
 // output parameters (valueFrom.path, read from the host's filesystem) are
-// collected; and the final event is queued. A deadline (the step's
+// collected; the output artifacts (and, with archiveLogs, main.log) are
+// packed in the step's directory and saved, whether the step succeeded or
+// not (executor.SaveOutputs, into Run.Artifacts' repository); and the final
+// event is queued. A failure to save ends a successful step Error, and is
+// added to the message of one that failed already. A deadline (the step's
 // ActiveDeadline counted from its start, or the absolute Deadline, whichever
 // comes first) or Kill sends SIGTERM to the group, then SIGKILL after the
 // grace period.
@@ -51,6 +62,7 @@
 // into an unbounded queue drained by one goroutine, so the runtime never
 // blocks on a slow reader.
 //
-// The package imports runtime, executor and the API types. It must not
-// import the engine, the controller, the store or the CLI.
+// The package imports runtime, executor, artifact (the Drivers it is given)
+// and the API types. It must not import the engine, the controller, the
+// store or the CLI.
 package local

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 			os.Exit(builtins.Cowsay(os.Args[2:], os.Stdout))
 		case "rss-probe":
 			os.Exit(rssProbe(os.Args[2:]))
+		case "artifact-rss-probe":
+			os.Exit(artifactRSSProbe(os.Args[2:]))
 		}
 	}
 	os.Exit(runTests(m))

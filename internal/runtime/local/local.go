@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -59,6 +60,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock gives the times of events and deadlines; nil means time.Now.
 	Clock func() time.Time
+	// Artifacts moves input and output artifacts. nil: only raw input
+	// artifacts load (any other location ends the step Error), and output
+	// artifacts are not saved.
+	Artifacts *artifact.Drivers
 }
 
 // Runtime runs steps as host processes. It is safe for concurrent use.
@@ -78,7 +83,10 @@ type Runtime struct {
 	privateTmp bool
 
 	events *runtime.Queue
-	wg     sync.WaitGroup // one per Start in progress and per step process
+	wg     sync.WaitGroup // one per Start in progress, per input load and per step process
+	// ctx bounds the loading and saving of artifacts; Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	closed   bool
@@ -149,6 +157,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
 	rt.events = runtime.NewQueue()
+	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	return rt, nil
 }
 
@@ -254,6 +263,7 @@ func (rt *Runtime) Close() error {
 	for _, s := range running {
 		rt.kill(s, MsgClosed)
 	}
+	rt.cancel() // artifacts being loaded or saved
 	rt.wg.Wait()
 	rt.events.Close()
 	return errors.Join(rt.devNull.Close(), rt.idx.close())
@@ -299,6 +309,9 @@ func (rt *Runtime) fail(s *step, phase v1alpha1.NodePhase, msg string) {
 	now := rt.now()
 	s.mu.Lock()
 	s.exited = true
+	if s.deadline != nil {
+		s.deadline.Stop()
+	}
 	s.mu.Unlock()
 	rt.record(s)
 	rt.finish(s, runtime.StepEvent{

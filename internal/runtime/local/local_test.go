@@ -164,7 +164,7 @@ func TestRun(t *testing.T) {
 		  outputs: {parameters: [{name: p, valueFrom: {path: %s/nope}}]}}`, tmp),
 		want: want{phase: v1alpha1.NodeFailed, message: "main: Error (exit code 1)"},
 	}, {
-		name: "output artifacts are left out",
+		name: "output artifacts are left out without artifact drivers",
 		tmpl: `{name: a, container: {image: busybox, command: ["true"]},
 		  outputs: {artifacts: [{name: art, path: /tmp/nothing-here}]}}`,
 		want: want{phase: v1alpha1.NodeSucceeded},
@@ -178,7 +178,7 @@ func TestRun(t *testing.T) {
 		name: "s3 input artifact",
 		tmpl: `{name: a, container: {image: busybox, command: ["true"]},
 		  inputs: {artifacts: [{name: r, path: /tmp/x, s3: {key: k}}]}}`,
-		want: want{phase: v1alpha1.NodeError, message: `~input artifact "r": the local runtime cannot load s3 artifacts yet`},
+		want: want{phase: v1alpha1.NodeError, message: `input artifact "r" (s3 k): artifact location kind "s3" is not supported`},
 	}, {
 		name: "command not found",
 		tmpl: `{name: a, container: {image: bar, command: [no-such-command-here]}}`,

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,17 @@ type step struct {
 	killReason string // the final message once a kill began
 	killTimer  *time.Timer
 	deadline   *time.Timer
+	// cancelLoad stops the loading of input artifacts; nil once the
+	// process started, or when nothing is loaded in the background.
+	cancelLoad context.CancelFunc
 	last       runtime.StepEvent
+}
+
+// killedFor is the reason a kill began, or "".
+func (s *step) killedFor() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killReason
 }
 
 // event returns the latest event, or Pending while the step starts.
@@ -46,7 +57,8 @@ func (s *step) event() runtime.StepEvent {
 }
 
 // launch prepares and starts the step's process, and reports Running; or
-// reports why it cannot run.
+// reports why it cannot run. A step with input artifacts to download loads
+// them in a goroutine of its own, so that Start returns at once.
 func (rt *Runtime) launch(s *step, run runtime.Run) {
 	tmpl := run.Template
 	if msg := unsupported(tmpl); msg != "" {
@@ -59,8 +71,22 @@ func (rt *Runtime) launch(s *step, run runtime.Run) {
 		rt.fail(s, v1alpha1.NodeFailed, deadlineMsg)
 		return
 	}
-	p, err := rt.prepare(s, run)
+	if executor.HasRemoteInputs(tmpl) {
+		rt.launchAfterLoad(s, run, deadline, deadlineMsg)
+		return
+	}
+	rt.start(rt.ctx, s, run, deadline, deadlineMsg)
+}
+
+// start prepares the step (loading its input artifacts with ctx) and
+// starts its process.
+func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline time.Time, deadlineMsg string) {
+	p, err := rt.prepare(ctx, s, run)
 	if err != nil {
+		if reason := s.killedFor(); reason != "" {
+			rt.fail(s, v1alpha1.NodeFailed, reason)
+			return
+		}
 		rt.fail(s, v1alpha1.NodeError, err.Error())
 		return
 	}
@@ -114,7 +140,8 @@ func (rt *Runtime) launch(s *step, run runtime.Run) {
 	}
 	started := rt.now()
 	s.pid = proc.Pid
-	if !deadline.IsZero() {
+	s.cancelLoad = nil
+	if !deadline.IsZero() && s.deadline == nil {
 		s.deadline = time.AfterFunc(deadline.Sub(started), func() { rt.kill(s, deadlineMsg) })
 	}
 	rt.wg.Add(1)
@@ -145,7 +172,7 @@ type prepared struct {
 // prepare stages the script and input artifacts, and resolves the command,
 // the environment and the working directory. Its errors are the user's:
 // the step ends Error with the message.
-func (rt *Runtime) prepare(s *step, run runtime.Run) (prepared, error) {
+func (rt *Runtime) prepare(ctx context.Context, s *step, run runtime.Run) (prepared, error) {
 	tmpl := run.Template
 	c, err := executor.MainContainer(tmpl, s.dir)
 	if err != nil {
@@ -183,12 +210,15 @@ func (rt *Runtime) prepare(s *step, run runtime.Run) (prepared, error) {
 	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return prepared{}, fmt.Errorf("workingDir: %w", err)
 	}
-	if err := executor.WriteRawArtifacts(tmpl, workDir); err != nil {
-		return prepared{}, err
-	}
 	p := prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: workDir}
 	if rt.privateTmp && executor.UsesTmp(tmpl) {
 		if err := rt.withPrivateTmp(s, &p); err != nil {
+			return prepared{}, err
+		}
+	}
+	if len(tmpl.Inputs.Artifacts) > 0 {
+		err := executor.LoadInputs(ctx, tmpl, artifactPlan(run, s.dir), rt.cfg.Artifacts, p.paths())
+		if err != nil {
 			return prepared{}, err
 		}
 	}
@@ -280,16 +310,20 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 	if tail != nil {
 		out.Result = ptr(tail.Result())
 	}
-	params, perr := executor.ReadOutputParameters(run.Template, executor.Paths{WorkDir: p.workDir, Tmp: p.tmp})
+	params, perr := executor.ReadOutputParameters(run.Template, p.paths())
 	out.Parameters = params
+	arts, serr := rt.saveOutputs(s, run, p)
+	out.Artifacts = arts
 	ev.Outputs = out
 	switch {
 	case reason != "":
-		ev.Phase, ev.Message = v1alpha1.NodeFailed, reason
+		ev.Phase, ev.Message = v1alpha1.NodeFailed, withSaveError(reason, serr)
 	case code != 0:
-		ev.Phase, ev.Message = v1alpha1.NodeFailed, fmt.Sprintf("main: Error (exit code %d)", code)
+		ev.Phase, ev.Message = v1alpha1.NodeFailed, withSaveError(fmt.Sprintf("main: Error (exit code %d)", code), serr)
 	case perr != nil:
-		ev.Phase, ev.Message = v1alpha1.NodeError, perr.Error()
+		ev.Phase, ev.Message = v1alpha1.NodeError, withSaveError(perr.Error(), serr)
+	case serr != nil:
+		ev.Phase, ev.Message = v1alpha1.NodeError, serr.Error()
 	default:
 		ev.Phase = v1alpha1.NodeSucceeded
 	}
@@ -306,6 +340,9 @@ func (rt *Runtime) kill(s *step, reason string) {
 	}
 	s.killReason = reason
 	if s.pid == 0 {
+		if s.cancelLoad != nil {
+			s.cancelLoad() // inputs being loaded: the step will not start
+		}
 		return
 	}
 	pid := s.pid

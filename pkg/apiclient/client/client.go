@@ -57,6 +57,9 @@ type Client struct {
 
 	conn  grpc.ClientConnInterface
 	close func() error
+	// rest serves plain HTTP requests (the artifact routes), whatever the
+	// transport of the services.
+	rest *restConn
 }
 
 // New connects as o says. The connection is lazy: an unreachable server
@@ -65,12 +68,14 @@ func New(o Options) (*Client, error) {
 	if o.Address == "" {
 		return nil, errors.New("client: no server address")
 	}
+	rc, err := newRESTConn(o)
+	if err != nil {
+		return nil, err
+	}
 	if o.HTTP1 {
-		rc, err := newRESTConn(o)
-		if err != nil {
-			return nil, err
-		}
-		return NewConn(rc, rc.Close), nil
+		c := NewConn(rc, rc.Close)
+		c.rest = rc
+		return c, nil
 	}
 	dopts := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)),
@@ -98,7 +103,27 @@ func New(o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: connect to %s: %w", o.Address, err)
 	}
-	return NewConn(cc, cc.Close), nil
+	c := NewConn(cc, func() error { return errors.Join(cc.Close(), rc.Close()) })
+	c.rest = rc
+	return c, nil
+}
+
+// Get sends a plain HTTP GET for path (the artifact routes, which are not
+// part of the API) to the server, with the client's headers and TLS
+// settings. The caller closes the body; a status other than 200 is the
+// caller's to judge.
+func (c *Client) Get(ctx context.Context, path string) (*http.Response, error) {
+	if c.rest == nil {
+		return nil, errors.New("client: this connection cannot send plain HTTP requests")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.rest.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range c.rest.header {
+		req.Header[k] = append([]string(nil), v...)
+	}
+	return c.rest.hc.Do(req)
 }
 
 func withToken(ctx context.Context, token string) context.Context {

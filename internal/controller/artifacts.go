@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// artifactPlan resolves where a launch saves its output artifacts: the
+// workflow's artifactRepositoryRef (else the default repository), with the
+// repository's key format applied for this pod. It is nil when the
+// template has no output artifacts and does not archive its logs.
+func (d *driver) artifactPlan(l engine.Launch) (*runtime.ArtifactPlan, error) {
+	repo, err := d.c.repos.Resolve(d.wf.Spec.ArtifactRepositoryRef)
+	if err != nil {
+		return nil, fmt.Errorf("artifact repository: %w", err)
+	}
+	if r := archiveLocationRepo(l.Template.ArchiveLocation); r != nil {
+		repo = r
+	}
+	archiveLogs := wantArchiveLogs(d.wf, l.Template, repo)
+	if len(l.Template.Outputs.Artifacts) == 0 && !archiveLogs {
+		return nil, nil
+	}
+	key, err := artifact.KeyFor(repo, map[string]string{
+		"workflow.name":              d.wf.Name,
+		"workflow.namespace":         d.wf.Namespace,
+		"workflow.uid":               string(d.wf.UID),
+		"workflow.creationTimestamp": d.wf.CreationTimestamp.UTC().Format(time.RFC3339),
+		"pod.name":                   l.PodName,
+		"node.id":                    l.NodeID,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("artifact repository key: %w", err)
+	}
+	return &runtime.ArtifactPlan{Repository: repo, Key: key, ArchiveLogs: archiveLogs}, nil
+}
+
+// wantArchiveLogs applies Argo's order: the template's archiveLocation,
+// then the workflow's spec.archiveLogs, then the repository's archiveLogs.
+func wantArchiveLogs(wf *v1alpha1.Workflow, t *v1alpha1.Template, repo *v1alpha1.ArtifactRepository) bool {
+	if t.ArchiveLocation != nil && t.ArchiveLocation.ArchiveLogs != nil {
+		return *t.ArchiveLocation.ArchiveLogs
+	}
+	if wf.Spec.ArchiveLogs != nil {
+		return *wf.Spec.ArchiveLogs
+	}
+	return repo != nil && repo.ArchiveLogs != nil && *repo.ArchiveLogs
+}
+
+// archiveLocationRepo turns a template's archiveLocation, when it names a
+// bucket or the file repository, into the repository its outputs go to; its
+// key, when set, is the key format.
+func archiveLocationRepo(loc *v1alpha1.ArtifactLocation) *v1alpha1.ArtifactRepository {
+	switch {
+	case loc == nil:
+		return nil
+	case loc.S3 != nil && loc.S3.Bucket != "":
+		return &v1alpha1.ArtifactRepository{ArchiveLogs: loc.ArchiveLogs,
+			S3: &v1alpha1.S3ArtifactRepository{S3Bucket: loc.S3.S3Bucket, KeyFormat: loc.S3.Key}}
+	case loc.File != nil:
+		return &v1alpha1.ArtifactRepository{ArchiveLogs: loc.ArchiveLogs,
+			File: &v1alpha1.FileArtifactRepository{KeyFormat: loc.File.Key}}
+	}
+	return nil
+}
+
+// collectArtifacts deletes the outputs whose artifact GC strategy is
+// OnWorkflowCompletion, once the workflow has completed, and persists the
+// artifacts it marked deleted. Failures are logged: the workflow's phase
+// does not change.
+func (d *driver) collectArtifacts(ctx context.Context) {
+	if d.c.drivers == nil || !d.wf.Status.Phase.Completed() {
+		return
+	}
+	changed, err := artifact.Collect(ctx, d.wf, d.c.drivers, v1alpha1.ArtifactGCOnWorkflowCompletion)
+	if err != nil {
+		d.c.log.Warn("artifact garbage collection", "workflow", d.wf.Namespace+"/"+d.wf.Name, "err", err)
+	}
+	if len(changed) == 0 {
+		return
+	}
+	if err := d.persist(ctx, changed); err != nil {
+		d.c.log.Warn("persist artifact garbage collection", "workflow", d.wf.Namespace+"/"+d.wf.Name, "err", err)
+	}
+}
