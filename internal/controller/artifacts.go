@@ -13,8 +13,8 @@ import (
 
 // artifactPlan resolves where a launch saves its output artifacts: the
 // workflow's artifactRepositoryRef (else the default repository), with the
-// repository's key format applied for this pod. It is nil when the
-// template has no output artifacts and does not archive its logs.
+// repository's key format applied for this pod. Without outputs it has no
+// key: key-only inputs still take their bucket from the repository.
 func (d *driver) artifactPlan(l engine.Launch) (*runtime.ArtifactPlan, error) {
 	repo, err := d.c.repos.Resolve(d.wf.Spec.ArtifactRepositoryRef)
 	if err != nil {
@@ -25,7 +25,8 @@ func (d *driver) artifactPlan(l engine.Launch) (*runtime.ArtifactPlan, error) {
 	}
 	archiveLogs := wantArchiveLogs(d.wf, l.Template, repo)
 	if len(l.Template.Outputs.Artifacts) == 0 && !archiveLogs {
-		return nil, nil
+		// No outputs: the repository still completes key-only inputs.
+		return &runtime.ArtifactPlan{Repository: repo}, nil
 	}
 	key, err := artifact.KeyFor(repo, map[string]string{
 		"workflow.name":              d.wf.Name,

@@ -118,7 +118,10 @@ func (p Paths) Resolve(path string) string {
 // places an input artifact there, where steps running side by side on one
 // host would overwrite each other.
 func UsesTmp(tmpl *v1alpha1.Template) bool {
-	under := func(p string) bool { return p == "/tmp" || strings.HasPrefix(filepath.Clean(p), "/tmp/") }
+	under := func(p string) bool {
+		c := filepath.Clean(p)
+		return c == "/tmp" || strings.HasPrefix(c, "/tmp/")
+	}
 	for _, p := range tmpl.Outputs.Parameters {
 		if p.ValueFrom != nil && under(p.ValueFrom.Path) {
 			return true

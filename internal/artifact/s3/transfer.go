@@ -140,7 +140,15 @@ func (d *Driver) Save(ctx context.Context, src string, art *v1alpha1.Artifact) e
 		if e.IsDir() {
 			return nil
 		}
-		if !e.Type().IsRegular() {
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A link to a regular file inside the directory is saved with
+			// the file's content. Any other link (out of the directory, to
+			// a directory, dangling) is left out: an output never carries
+			// a file from elsewhere on the host.
+			if !linkInside(src, p) {
+				return nil
+			}
+		} else if !e.Type().IsRegular() {
 			return c.errorf("save: %s is not a regular file or a directory (%s); refused", p, e.Type())
 		}
 		rel, err := filepath.Rel(src, p)
@@ -293,4 +301,23 @@ func (d *Driver) Delete(ctx context.Context, art *v1alpha1.Artifact) error {
 func isAbsent(err error) bool {
 	code := s3Code(err)
 	return code == minio.NoSuchKey || code == minio.NoSuchBucket || code == "NotFound"
+}
+
+// linkInside reports whether the link p resolves to a regular file under
+// root.
+func linkInside(root, p string) bool {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(realRoot, target)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return false
+	}
+	st, err := os.Stat(target)
+	return err == nil && st.Mode().IsRegular()
 }
