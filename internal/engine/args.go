@@ -173,6 +173,9 @@ func resolveArtifactArgs(args *v1alpha1.Arguments, v *vars) error {
 			return fmt.Errorf("unable to resolve references: %w", err)
 		}
 		res.Name = a.Name
+		if a.SubPath != "" { // the argument picks a path inside the artifact
+			res.SubPath = a.SubPath
+		}
 		out = append(out, res)
 	}
 	args.Artifacts = out

@@ -347,6 +347,7 @@ spec:
           artifacts:
           - {name: in, from: "{{steps.gen.outputs.artifacts.out}}"}
           - {name: maybe, from: "{{steps.gen.outputs.artifacts.nope}}", optional: true}
+          - {name: part, from: "{{steps.gen.outputs.artifacts.out}}", subPath: dir/file.txt}
     outputs:
       artifacts:
       - {name: final, from: "{{steps.gen.outputs.artifacts.out}}", globalName: final}
@@ -359,6 +360,7 @@ spec:
       artifacts:
       - {name: in, path: /in}
       - {name: maybe, path: /maybe, optional: true}
+      - {name: part, path: /part}
     container: {image: busybox, command: [cat, "{{inputs.artifacts.in.path}}"]}
 `)
 	loc := v1alpha1.ArtifactLocation{S3: &v1alpha1.S3Artifact{Key: "ap/gen/out.tgz"}}
@@ -374,6 +376,8 @@ spec:
 	eq(t, "input path", in[0].Path, "/in")
 	eq(t, "input location", in[0].S3, loc.S3)
 	eq(t, "optional absent", in[1].S3 == nil, true)
+	eq(t, "the argument's subPath", in[2].SubPath, "dir/file.txt")
+	eq(t, "subPath location", in[2].S3, loc.S3)
 	eq(t, "command", argsOf(d.launchOf("ap[1].use")), "cat /in")
 	out := d.node("ap").Outputs.Artifacts
 	eq(t, "template output", out[0].Name, "final")
