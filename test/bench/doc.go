@@ -8,6 +8,9 @@
 //	W6: 2,000 single-step workflows submitted through a braid server's API
 //	    by 8 gRPC clients at once; workflows per minute from the first
 //	    submit to the last completion, and the server's peak RSS
+//	A1: a 1 GiB output artifact (-a1-size) saved to a real MinIO (bin/tools/minio,
+//	    built by hack/minio.sh build) and loaded by the next step, once with
+//	    archive none and once tar+gzip; wall time and braid's peak RSS
 //
 // Each measurement is repeated -runs times and the median is reported, since
 // these machines are noisy. Usage: go run ./test/bench -braid bin/braid

@@ -32,14 +32,16 @@ func main() {
 	flag.IntVar(&w6.clients, "w6-clients", 8, "W6: clients submitting at once")
 	flag.StringVar(&w6.profile, "w6-cpuprofile", "", "W6: write the server's CPU profile to this file")
 	w7 := flag.String("w7-steps", "10000,50000", "W7: sizes of the one-workflow runs")
+	a1 := bigArtifact{}
+	flag.Int64Var(&a1.size, "a1-size", 1<<30, "A1: the artifact's size in bytes")
 	flag.Parse()
-	if err := run(*braid, *runs, *jobs, *only, w6, *w7); err != nil {
+	if err := run(*braid, *runs, *jobs, *only, w6, *w7, a1); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(braid string, runs, jobs int, only string, w6 throughput, w7 string) error {
+func run(braid string, runs, jobs int, only string, w6 throughput, w7 string, a1 bigArtifact) error {
 	bin, err := filepath.Abs(braid)
 	if err != nil {
 		return err
@@ -74,7 +76,12 @@ func run(braid string, runs, jobs int, only string, w6 throughput, w7 string) er
 		}
 	}
 	if only == "" || strings.Contains(","+only+",", ",W7,") {
-		return runW7(bin, dir, w7)
+		if err := runW7(bin, dir, w7); err != nil {
+			return err
+		}
+	}
+	if only == "" || strings.Contains(","+only+",", ",A1,") {
+		return runA1(bin, dir, runs, a1)
 	}
 	return nil
 }
