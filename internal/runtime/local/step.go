@@ -61,6 +61,10 @@ func (s *step) event() runtime.StepEvent {
 // them in a goroutine of its own, so that Start returns at once.
 func (rt *Runtime) launch(s *step, run runtime.Run) {
 	tmpl := run.Template
+	if tmpl != nil && tmpl.Type() == v1alpha1.TemplateTypeData {
+		rt.launchData(s, run)
+		return
+	}
 	if msg := unsupported(tmpl); msg != "" {
 		rt.fail(s, v1alpha1.NodeError, msg)
 		return
