@@ -6,7 +6,9 @@
 //   - packing (Pack: tar+gzip of a file or a directory, or none) and safe unpacking (Unpack refuses any
 //     entry that would land outside its destination);
 //   - repositories (Repositories.Resolve for artifactRepositoryRef, KeyFor for keyFormat templating,
-//     OutputLocation for where an output artifact is saved).
+//     OutputLocation for where an output artifact is saved);
+//   - listing (the optional Lister, which file/ and s3/ implement, for data templates' artifactPaths);
+//   - garbage collection (Collect deletes the outputs an artifactGC strategy names).
 //
 // Drivers stream: no artifact is ever held in memory whole. Errors name the artifact and its location but
 // never credentials. ErrNotFound marks a location that holds nothing, so callers can honour `optional`.

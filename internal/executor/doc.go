@@ -34,10 +34,13 @@
 //     after it ends, and returns them with their locations.
 //   - Locations (location.go): ArtifactPlan, the step's repository as the
 //     runtime passes it; key-only locations inherit the repository; output
-//     locations default to <key>/<name>.tgz.
+//     locations default to <key>/<name>.tgz. In the file repository, an s3
+//     location with no endpoint is a folder of it named after the bucket.
+//   - Data templates (data.go): RunData lists artifactPaths and applies the
+//     transformations (expr) to give the step's result.
 //
 // The package imports the API types, internal/artifact (the Driver
-// interface and archive helpers, never a driver implementation) and the
-// standard library. It must not import a runtime implementation, the
+// interface and archive helpers, never a driver implementation),
+// internal/expr (data transformations) and the standard library. It must not import a runtime implementation, the
 // engine, the controller or the store: runtimes import it.
 package executor

@@ -46,6 +46,12 @@ func inherit(loc v1alpha1.ArtifactLocation, repo *v1alpha1.ArtifactRepository) v
 		fillS3(&out.S3.S3Bucket, &repo.S3.S3Bucket)
 		return out
 	}
+	if out.S3 != nil && repo.File != nil && out.S3.Endpoint == "" {
+		// The zero-setup repository stands in for the S3 server a spec
+		// assumes: a bucket is a top folder of it.
+		key := strings.Trim(path.Join(out.S3.Bucket, out.S3.Key), "/")
+		return v1alpha1.ArtifactLocation{ArchiveLogs: out.ArchiveLogs, File: &v1alpha1.FileArtifact{Key: key}}
+	}
 	key, ok := keyOnly(&out)
 	if !ok {
 		return out

@@ -224,6 +224,16 @@ func TestInherit(t *testing.T) {
 		repo: fileRepo,
 		want: v1alpha1.ArtifactLocation{File: &v1alpha1.FileArtifact{Key: "a/b"}},
 	}, {
+		name: "an s3 bucket without an endpoint is a top folder of the file repository",
+		loc:  v1alpha1.ArtifactLocation{S3: &v1alpha1.S3Artifact{S3Bucket: v1alpha1.S3Bucket{Bucket: "my-bucket"}, Key: "logs/"}},
+		repo: fileRepo,
+		want: v1alpha1.ArtifactLocation{File: &v1alpha1.FileArtifact{Key: "my-bucket/logs"}},
+	}, {
+		name: "an s3 location with an endpoint is not the file repository's",
+		loc:  v1alpha1.ArtifactLocation{S3: &v1alpha1.S3Artifact{S3Bucket: v1alpha1.S3Bucket{Endpoint: "s3.example:9000", Bucket: "b"}, Key: "k"}},
+		repo: fileRepo,
+		want: v1alpha1.ArtifactLocation{S3: &v1alpha1.S3Artifact{S3Bucket: v1alpha1.S3Bucket{Endpoint: "s3.example:9000", Bucket: "b"}, Key: "k"}},
+	}, {
 		name: "a complete location of another kind is kept",
 		loc:  v1alpha1.ArtifactLocation{HTTP: &v1alpha1.HTTPArtifact{URL: "http://x"}},
 		repo: s3Repo,

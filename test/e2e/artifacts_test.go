@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
 	"github.com/braidwf/braid/internal/artifact/s3/miniotest"
 )
 
@@ -33,6 +36,9 @@ artifactRepositories:
 	})
 	t.Run("s3", func(t *testing.T) {
 		srv := startMinIO(t)
+		// Argo's quick-start repository is the bucket my-bucket, which
+		// data-transformations.yaml lists before anything is saved to it.
+		makeBucket(t, srv, "my-bucket")
 		s3 := fmt.Sprintf(`{endpoint: %q, bucket: %%s, insecure: true, createBucketIfNotPresent: {},
       accessKeySecret: {name: minio, key: accessKey}, secretKeySecret: {name: minio, key: secretKey}}`, srv.Endpoint)
 		cfg := writeConfig(t, fmt.Sprintf(`
@@ -43,7 +49,7 @@ artifactRepositories:
     my-key: {s3: %s}
 secrets:
   minio: {accessKey: %q, secretKey: %q}
-`, fmt.Sprintf(s3, "braid-artifacts"), fmt.Sprintf(s3, "my-key-bucket"), srv.AccessKey, srv.SecretKey))
+`, fmt.Sprintf(s3, "my-bucket"), fmt.Sprintf(s3, "my-key-bucket"), srv.AccessKey, srv.SecretKey))
 		reportArtifacts(t, "s3", runAll(t, dir, examples, cfg))
 	})
 }
@@ -94,4 +100,18 @@ func startMinIO(t *testing.T) *miniotest.Server {
 	}
 	t.Cleanup(srv.Stop)
 	return srv
+}
+
+// makeBucket creates a bucket on the test's MinIO.
+func makeBucket(t *testing.T, srv *miniotest.Server, bucket string) {
+	t.Helper()
+	c, err := minio.New(srv.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+		t.Fatalf("make bucket %s: %v", bucket, err)
+	}
 }

@@ -11,8 +11,10 @@
 // and stderr go straight to the step's log file, so a step that prints
 // gigabytes costs braid no memory. When the result is wanted, stdout goes
 // through a pipe instead, copied to the log and into a bounded tail
-// (executor.Tail). Other template types end Error with a message naming the
-// type.
+// (executor.Tail). A data template runs in braid itself, with no process
+// (data.go: executor.RunData lists its artifactPaths and applies its
+// transformations). Other template types end Error with a message naming
+// the type.
 //
 // Input artifacts are placed before the process starts
 // (executor.LoadInputs): raw ones inline, in Start; any other location
