@@ -205,10 +205,15 @@ func TestArtifactFailures(t *testing.T) {
 		phase: v1alpha1.NodeFailed, message: `main: Error (exit code 3); output artifact "o": stat $TMP/nope: no such file or directory`,
 		started: true, saved: []string{"p.tgz"},
 	}, {
-		name: "an output location the repository cannot take",
+		name: "an s3 location without an endpoint is a bucket folder of the file repository",
 		tmpl: `{name: a, container: {image: busybox, command: [sh, -c, "echo x > $TMP/o"]},
 		  outputs: {artifacts: [{name: o, path: $TMP/o, s3: {bucket: b, key: k}}]}}`,
-		phase: v1alpha1.NodeError, message: `output artifact "o" (s3 b/k): artifact location kind "s3" is not supported`, started: true,
+		phase: v1alpha1.NodeSucceeded, started: true, saved: []string{"k"},
+	}, {
+		name: "an output location the repository cannot take",
+		tmpl: `{name: a, container: {image: busybox, command: [sh, -c, "echo x > $TMP/o"]},
+		  outputs: {artifacts: [{name: o, path: $TMP/o, gcs: {bucket: b, key: k}}]}}`,
+		phase: v1alpha1.NodeError, message: `output artifact "o" (gcs b/k): artifact location kind "gcs" is not supported`, started: true,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -325,7 +330,7 @@ func TestInputLoadingInBackground(t *testing.T) {
 func TestCloseWhileLoading(t *testing.T) {
 	repo := t.TempDir()
 	srv, got := hangingServer(t)
-	rt, err := New(Config{DataDir: t.TempDir(), KillGrace: 300 * time.Millisecond,
+	rt, err := New(Config{DataDir: t.TempDir(), KillGrace: 300 * time.Millisecond, Isolation: IsolationNone,
 		Artifacts: &artifact.Drivers{File: file.New(repo), HTTP: arthttp.New(nil, "argo")}})
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +389,7 @@ func TestArtifactMemory(t *testing.T) {
 // after, and the two steps' durations in nanoseconds.
 func artifactRSSProbe(args []string) int {
 	fail := func(v ...any) int { fmt.Println(v...); return 1 }
-	rt, err := New(Config{DataDir: filepath.Join(args[0], "data"),
+	rt, err := New(Config{DataDir: filepath.Join(args[0], "data"), Isolation: IsolationNone,
 		Artifacts: &artifact.Drivers{File: file.New(filepath.Join(args[0], "repo"))}})
 	if err != nil {
 		return fail(err)
