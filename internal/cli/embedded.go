@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/braidwf/braid/internal/artifact"
@@ -31,10 +33,15 @@ type embedded struct {
 	drivers *artifact.Drivers
 }
 
-func openEmbedded(ctx context.Context, dataDir, configFile string) (*embedded, error) {
+// openEmbedded opens braid on this machine; each override changes the
+// loaded config (a flag that wins over the config file).
+func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...func(*config.Config)) (*embedded, error) {
 	cfg, err := config.Load(config.Sources{DataDirFlag: dataDir, ConfigFlag: configFile})
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range overrides {
+		o(cfg)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -53,6 +60,8 @@ func openEmbedded(ctx context.Context, dataDir, configFile string) (*embedded, e
 		Images:    executor.MergeImageTable(executor.BuiltinImages(self), cfg.Images),
 		Braid:     self,
 		Artifacts: drivers,
+		Isolation: cmp.Or(cfg.Isolation, local.IsolationAuto),
+		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())

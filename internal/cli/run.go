@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -30,6 +31,7 @@ type runFlags struct {
 	noColor       bool
 	cpuProfile    string
 	templates     []string
+	isolation     string
 }
 
 func newRunCommand(s streams) *cobra.Command {
@@ -65,6 +67,7 @@ Ctrl-C stops the workflow (exit handlers still run); a second Ctrl-C terminates 
 	fl.StringVarP(&f.labels, "labels", "l", "", "comma separated labels to add: key1=val1,key2=val2")
 	fl.BoolVar(&f.noColor, "no-color", false, "disable colour in the progress tree")
 	fl.StringArrayVar(&f.templates, "templates", nil, "files or directories of WorkflowTemplates and ClusterWorkflowTemplates that templateRef and workflowTemplateRef may name (repeatable)")
+	fl.StringVar(&f.isolation, "isolation", "", "give each step a root file system of its own: none, auto or required (default: the config file's isolation, else auto)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of braid itself to this file")
 	_ = fl.MarkHidden("cpuprofile")
 	return cmd
@@ -82,11 +85,18 @@ func runRun(ctx context.Context, s streams, f runFlags, file string) error {
 		}
 		defer stop()
 	}
+	if err := config.CheckIsolation(f.isolation); err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	wf, cat, err := loadRunWorkflow(f, file)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	env, err := openEmbedded(ctx, f.dataDir, f.configFile)
+	env, err := openEmbedded(ctx, f.dataDir, f.configFile, func(c *config.Config) {
+		if f.isolation != "" {
+			c.Isolation = f.isolation
+		}
+	})
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}

@@ -35,6 +35,10 @@ type Config struct {
 	// key, then value. A secret not listed here is read from the
 	// environment (see Secrets).
 	Secrets map[string]map[string]string `json:"secrets,omitempty"`
+	// Isolation says whether each step of the local runtime gets a root
+	// view of its own: none, auto (the default, for "") or required. The
+	// --isolation flag of braid run overrides it.
+	Isolation string `json:"isolation,omitempty"`
 
 	getenv func(string) string
 }
@@ -87,9 +91,22 @@ func Load(src Sources) (*Config, error) {
 			return nil, fmt.Errorf("config %s: %w", file, err)
 		}
 	}
+	if err := CheckIsolation(cfg.Isolation); err != nil {
+		return nil, fmt.Errorf("config %s: %w", file, err)
+	}
 	cfg.DataDir = abs
 	cfg.getenv = src.Getenv
 	return cfg, nil
+}
+
+// CheckIsolation accepts the isolation modes: "" (auto), none, auto and
+// required.
+func CheckIsolation(mode string) error {
+	switch mode {
+	case "", "none", "auto", "required":
+		return nil
+	}
+	return fmt.Errorf("isolation %q: use none, auto or required", mode)
 }
 
 // ArtifactsDir is the root of the local file artifact repository.

@@ -39,3 +39,29 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("unknown field: %v", err)
 	}
 }
+
+func TestLoadIsolation(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	for _, tc := range []struct{ body, want, err string }{
+		{"", "", ""},
+		{"isolation: required\n", "required", ""},
+		{"isolation: none\n", "none", ""},
+		{"isolation: sometimes\n", "", `isolation "sometimes"`},
+	} {
+		if err := os.WriteFile(file, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(Sources{DataDirFlag: dir, ConfigFlag: file})
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err %v, want %q", tc.body, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.body, err)
+		case cfg.Isolation != tc.want:
+			t.Errorf("%q: isolation %q, want %q", tc.body, cfg.Isolation, tc.want)
+		}
+	}
+}

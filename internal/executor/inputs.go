@@ -84,7 +84,10 @@ func loadInput(ctx context.Context, in *v1alpha1.Artifact, repo *v1alpha1.Artifa
 	if in.Path == "" {
 		return fmt.Errorf("input artifact %q has no path", in.Name)
 	}
-	dst := p.Resolve(in.Path)
+	dst, err := p.Target(in.Path)
+	if err != nil {
+		return fmt.Errorf("input artifact %q: %w", in.Name, err)
+	}
 	if in.Raw != nil {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return fmt.Errorf("input artifact %q: %w", in.Name, err)
@@ -100,7 +103,7 @@ func loadInput(ctx context.Context, in *v1alpha1.Artifact, repo *v1alpha1.Artifa
 	}
 	art := *in.DeepCopy()
 	art.ArtifactLocation = inherit(in.ArtifactLocation, repo)
-	err := fetch(ctx, &art, d, dst, p)
+	err = fetch(ctx, &art, d, dst, p)
 	if errors.Is(err, artifact.ErrNotFound) && optional {
 		return nil
 	}
@@ -268,6 +271,7 @@ func replace(src, dst string, p Paths) error {
 	if err := os.Rename(src, dst); err != nil {
 		return fmt.Errorf("place the artifact at %s: %w", dst, err)
 	}
+	p.hideLower(dst)
 	return nil
 }
 

@@ -87,33 +87,6 @@ func readParameterFile(path string) (string, error) {
 	return string(data), nil
 }
 
-// Paths says where a step's paths are on the host: relative paths are under
-// WorkDir, and when the step had a private /tmp, paths under /tmp are under Tmp.
-type Paths struct {
-	WorkDir string
-	Tmp     string
-}
-
-// Resolve returns where path, as the step saw it, is on the host.
-func (p Paths) Resolve(path string) string {
-	if !filepath.IsAbs(path) {
-		if p.WorkDir == "" {
-			return path
-		}
-		return filepath.Join(p.WorkDir, path)
-	}
-	if p.Tmp != "" {
-		clean := filepath.Clean(path)
-		if clean == "/tmp" {
-			return p.Tmp
-		}
-		if rest, ok := strings.CutPrefix(clean, "/tmp/"); ok {
-			return filepath.Join(p.Tmp, rest)
-		}
-	}
-	return path
-}
-
 // UsesTmp reports whether the template reads an output from under /tmp, or
 // places an input artifact there, where steps running side by side on one
 // host would overwrite each other.

@@ -27,6 +27,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each measurement (the median is reported)")
 	jobs := flag.Int("j", 2, "make -j")
 	only := flag.String("only", "", "comma separated workloads to run (default all)")
+	isolation := flag.String("isolation", "", "W1, W2, W5: braid run --isolation (none, auto or required; default braid's)")
 	w6 := throughput{}
 	flag.IntVar(&w6.count, "w6-count", 2000, "W6: workflows to submit")
 	flag.IntVar(&w6.clients, "w6-clients", 8, "W6: clients submitting at once")
@@ -35,13 +36,13 @@ func main() {
 	a1 := bigArtifact{}
 	flag.Int64Var(&a1.size, "a1-size", 1<<30, "A1: the artifact's size in bytes")
 	flag.Parse()
-	if err := run(*braid, *runs, *jobs, *only, w6, *w7, a1); err != nil {
+	if err := run(*braid, *runs, *jobs, *only, *isolation, w6, *w7, a1); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(braid string, runs, jobs int, only string, w6 throughput, w7 string, a1 bigArtifact) error {
+func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7 string, a1 bigArtifact) error {
 	bin, err := filepath.Abs(braid)
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func run(braid string, runs, jobs int, only string, w6 throughput, w7 string, a1
 			fmt.Fprintf(tw, "workload\tnodes\tmake -j%d\tbraid\tratio\tbraid peak RSS\n", jobs)
 			header = true
 		}
-		m, b, rss, err := measure(dir, bin, w, runs, jobs)
+		m, b, rss, err := measure(dir, bin, w, runs, jobs, isolation)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
 		}
@@ -152,7 +153,7 @@ func workloads() []workload {
 
 // measure runs make and braid alternately and returns the median wall times
 // and braid's largest peak RSS in KiB.
-func measure(dir, bin string, w workload, runs, jobs int) (time.Duration, time.Duration, int64, error) {
+func measure(dir, bin string, w workload, runs, jobs int, isolation string) (time.Duration, time.Duration, int64, error) {
 	mk := filepath.Join(dir, w.name+".mk")
 	wf := filepath.Join(dir, w.name+".yaml")
 	if err := os.WriteFile(mk, makefile(w), 0o644); err != nil {
@@ -170,7 +171,11 @@ func measure(dir, bin string, w workload, runs, jobs int) (time.Duration, time.D
 		}
 		makeTimes = append(makeTimes, t)
 		home := filepath.Join(dir, fmt.Sprintf("home-%s-%d", w.name, i))
-		t, rss, err := timed(exec.Command(bin, "run", "--data-dir", home, "-o", "json", wf))
+		args := []string{"run", "--data-dir", home, "-o", "json", wf}
+		if isolation != "" {
+			args = append(args, "--isolation="+isolation)
+		}
+		t, rss, err := timed(exec.Command(bin, args...))
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("braid run: %w", err)
 		}

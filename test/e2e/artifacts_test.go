@@ -58,11 +58,7 @@ secrets:
 // and why. The test fails when one of them passes, so that the list stays
 // true.
 var knownArtifactFailures = map[string]string{
-	"examples/conditional-artifacts.yaml":       "writes result.txt in its working directory and outputs /result.txt: needs the step's own root filesystem (step isolation)",
-	"examples/dag-conditional-artifacts.yaml":   "writes result.txt in its working directory and outputs /result.txt: needs the step's own root filesystem (step isolation)",
-	"examples/exit-handler-with-artifacts.yaml": "writes result.txt in its working directory and outputs /result.txt: needs the step's own root filesystem (step isolation)",
-	"examples/map-reduce.yaml":                  "parallel steps write /mnt/out: needs the step's own root filesystem (step isolation)",
-	"examples/hdfs-artifact.yaml":               "needs an HDFS driver, which braid does not have",
+	"examples/hdfs-artifact.yaml": "needs an HDFS driver, which braid does not have",
 }
 
 func reportArtifacts(t *testing.T, repo string, results []outcome) {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,7 +77,14 @@ func TestCLIActions(t *testing.T) {
 	for _, mode := range cliModes {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
-			srv := startBraidServer(t, filepath.Join(dir, "home"))
+			// The retry case keeps its state in a marker file on the host,
+			// which a step in its own root view cannot reach.
+			home := filepath.Join(dir, "home")
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(home, "config.yaml"), "isolation: none\n")
+			srv := startBraidServer(t, home)
 			env := append([]string{"ARGO_SERVER=" + srv.addr}, mode.env...)
 
 			t.Run("resume a suspend step", func(t *testing.T) {

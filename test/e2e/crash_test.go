@@ -32,6 +32,12 @@ type crashServer struct {
 func newCrashServer(t *testing.T) *crashServer {
 	t.Helper()
 	s := &crashServer{t: t, home: t.TempDir()}
+	// The steps count their runs in a marker file on the host, which a step
+	// in its own root view cannot reach: these tests are about durability,
+	// so the steps run as plain processes.
+	if err := os.WriteFile(filepath.Join(s.home, "config.yaml"), []byte("isolation: none\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s.start()
 	t.Cleanup(func() { s.kill() })
 	return s

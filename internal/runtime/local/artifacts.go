@@ -66,5 +66,9 @@ func withSaveError(msg string, err error) string {
 
 // paths maps the step's paths to the host's.
 func (p prepared) paths() executor.Paths {
-	return executor.Paths{WorkDir: p.workDir, Tmp: p.tmp}
+	paths := executor.Paths{WorkDir: p.workDir, Tmp: p.tmp}
+	if p.view != nil {
+		paths.Root = p.view.upper
+	}
+	return paths
 }

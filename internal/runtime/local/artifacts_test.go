@@ -330,7 +330,7 @@ func TestInputLoadingInBackground(t *testing.T) {
 func TestCloseWhileLoading(t *testing.T) {
 	repo := t.TempDir()
 	srv, got := hangingServer(t)
-	rt, err := New(Config{DataDir: t.TempDir(), KillGrace: 300 * time.Millisecond,
+	rt, err := New(Config{DataDir: t.TempDir(), KillGrace: 300 * time.Millisecond, Isolation: IsolationNone,
 		Artifacts: &artifact.Drivers{File: file.New(repo), HTTP: arthttp.New(nil, "argo")}})
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +389,7 @@ func TestArtifactMemory(t *testing.T) {
 // after, and the two steps' durations in nanoseconds.
 func artifactRSSProbe(args []string) int {
 	fail := func(v ...any) int { fmt.Println(v...); return 1 }
-	rt, err := New(Config{DataDir: filepath.Join(args[0], "data"),
+	rt, err := New(Config{DataDir: filepath.Join(args[0], "data"), Isolation: IsolationNone,
 		Artifacts: &artifact.Drivers{File: file.New(filepath.Join(args[0], "repo"))}})
 	if err != nil {
 		return fail(err)

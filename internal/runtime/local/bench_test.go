@@ -16,17 +16,19 @@ import (
 // in a row: the runtime's cost of a step of a chain. Compare with
 // BenchmarkExecTrue, the bare fork, exec and wait of the same program.
 // Besides the wall time (ns/step) it reports braid's own CPU time
-// (cpu-ns/step), which is steadier on a busy machine.
+// (cpu-ns/step), which is steadier on a busy machine. "view" is a step in a
+// root view of its own (Isolation required).
 func BenchmarkRunTrue(b *testing.B) {
-	for _, includeResult := range []bool{false, true} {
-		name := "plain"
-		if includeResult {
-			name = "result"
-		}
-		b.Run(name, func(b *testing.B) {
-			rt, err := New(Config{DataDir: b.TempDir()})
+	for _, bc := range []struct {
+		name          string
+		includeResult bool
+		isolation     string
+	}{{"plain", false, IsolationNone}, {"result", true, IsolationNone}, {"view", false, IsolationRequired}} {
+		includeResult := bc.includeResult
+		b.Run(bc.name, func(b *testing.B) {
+			rt, err := New(Config{DataDir: b.TempDir(), Isolation: bc.isolation})
 			if err != nil {
-				b.Fatal(err)
+				b.Skipf("%s: %v", bc.name, err)
 			}
 			defer rt.Close()
 			tp := &v1alpha1.Template{Name: "t", Container: &apiContainerTrue}

@@ -79,7 +79,7 @@ func TestDataTemplateReadBack(t *testing.T) {
 	if ev := final(runToEnd(t, h.harness, run)); ev.Phase != v1alpha1.NodeSucceeded {
 		t.Fatalf("phase %s: %s", ev.Phase, ev.Message)
 	}
-	rt2, err := New(Config{DataDir: h.cfg.DataDir, Artifacts: h.cfg.Artifacts})
+	rt2, err := New(Config{DataDir: h.cfg.DataDir, Artifacts: h.cfg.Artifacts, Isolation: IsolationNone})
 	if err != nil {
 		t.Fatal(err)
 	}

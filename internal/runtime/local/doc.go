@@ -35,6 +35,26 @@
 // comes first) or Kill sends SIGTERM to the group, then SIGKILL after the
 // grace period.
 //
+// # Isolation
+//
+// With Config.Isolation auto (braid's default) or required, and braid
+// running as root, every step gets a root view of its own (sandbox.go): a
+// goroutine locked to a new thread unshares the thread's mount namespace,
+// mounts an overlay whose lower layer is the host's root and whose upper
+// layer is <pod>/upper at <pod>/root, binds the host's /dev, /proc, /sys
+// and /run (read-write) and its other file systems (read-only), the
+// private <pod>/tmp at /tmp, and, over an empty data directory, the pod
+// directory itself (read-write) and the image shims (read-only); it then
+// forks the step from that thread, chrooted into the view, and keeps the
+// thread until the step exits. What a step writes anywhere lands in its
+// upper layer or its /tmp, never on the host; steps side by side do not
+// see each other's files. A step whose container sets no workingDir runs
+// in "/" of its view, as in an image. Input artifacts are placed in the
+// upper layer, and outputs are read from it first, then from the host
+// (executor.Paths.Root). Without a view (none, or auto where it is not
+// possible, with one warning), a step that reads an output under /tmp
+// still gets a private /tmp.
+//
 // # Files
 //
 //	<DataDir>/runs/<namespace>/<workflow>/<pod>/main.log     combined stdout and stderr
@@ -43,9 +63,11 @@
 //	<DataDir>/runs/.index                                    the journal of runs (index.go)
 //	<DataDir>/shims/<image>-<hash>/<command>                 the image's aliases, appended to PATH
 //
-// The pod directory is also the step's working directory when its
-// container sets none, so that relative paths of parallel steps do not
-// collide. The index records when each run starts (its directory) and ends
+//	<DataDir>/runs/<namespace>/<workflow>/<pod>/{upper,work,root,tmp}  the step's root view
+//
+// Without a root view, the pod directory is also the step's working
+// directory when its container sets none, so that relative paths of
+// parallel steps do not collide. The index records when each run starts (its directory) and ends
 // (its final event), so that Status and Logs answer after braid restarts
 // on the same DataDir; a run that started and never ended was lost (braid
 // stopped while it ran) and is reported Error. Nothing is fsynced: the

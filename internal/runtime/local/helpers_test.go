@@ -63,10 +63,12 @@ type harness struct {
 }
 
 // newRuntime returns a Runtime on a fresh DataDir, closed at the end of the
-// test. mod may change the config.
+// test. mod may change the config. Steps see the host's file system
+// (IsolationNone), as the tests of a host process expect; sandbox_test.go
+// tests the root view.
 func newRuntime(t testing.TB, mod ...func(*Config)) *harness {
 	t.Helper()
-	cfg := Config{DataDir: t.TempDir(), KillGrace: 300 * time.Millisecond}
+	cfg := Config{DataDir: t.TempDir(), KillGrace: 300 * time.Millisecond, Isolation: IsolationNone}
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -64,6 +64,11 @@ type Config struct {
 	// artifacts load (any other location ends the step Error), and output
 	// artifacts are not saved.
 	Artifacts *artifact.Drivers
+	// Isolation says whether each step gets a root view of its own (an
+	// overlay of the host's root, in a mount namespace of its own): one of
+	// IsolationNone (for ""), IsolationAuto and IsolationRequired. See
+	// sandbox.go.
+	Isolation string
 }
 
 // Runtime runs steps as host processes. It is safe for concurrent use.
@@ -81,6 +86,9 @@ type Runtime struct {
 	// privateTmp: this process may give steps a /tmp of their own (it is
 	// root and mount(8) exists).
 	privateTmp bool
+	// sandbox gives every step a root view of its own; nil when steps run
+	// on the host's file system.
+	sandbox *sandbox
 
 	events *runtime.Queue
 	wg     sync.WaitGroup // one per Start in progress, per input load and per step process
@@ -147,6 +155,9 @@ func New(cfg Config) (*Runtime, error) {
 	rt.basePath = envValue(cfg.Environ, "PATH")
 	rt.privateTmp = canPrivateTmp()
 	if err := os.MkdirAll(rt.runsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	if rt.sandbox, err = rt.newSandbox(cfg.Isolation); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
 	if rt.idx, err = openIndex(rt.runsDir); err != nil {

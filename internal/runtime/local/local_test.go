@@ -497,7 +497,7 @@ func TestStatus(t *testing.T) {
 
 	// A second Runtime on the same DataDir, while the first still runs the
 	// long step, finds that step lost (no final record).
-	rt2, err := New(Config{DataDir: dir})
+	rt2, err := New(Config{DataDir: dir, Isolation: IsolationNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,7 +706,7 @@ func rssProbe(args []string) int {
 		fmt.Println(err)
 		return 1
 	}
-	rt, err := New(Config{DataDir: args[0]})
+	rt, err := New(Config{DataDir: args[0], Isolation: IsolationNone})
 	if err != nil {
 		fmt.Println(err)
 		return 1

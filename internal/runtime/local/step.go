@@ -134,7 +134,14 @@ func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline
 	// moment never forgets a step that ran: the next one reports it (lost
 	// or finished) instead of starting it again.
 	rt.record(s)
-	proc, err := os.StartProcess(p.argv[0], p.argv, attr)
+	var proc *os.Process
+	var exited <-chan struct{}
+	if p.view != nil {
+		attr.Sys.Chroot = p.view.merged
+		proc, exited, err = rt.startInView(*p.view, p.argv, attr)
+	} else {
+		proc, err = os.StartProcess(p.argv[0], p.argv, attr)
+	}
 	if err != nil {
 		s.exited = true
 		s.mu.Unlock()
@@ -158,7 +165,7 @@ func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline
 	}
 
 	rt.emit(s, runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: v1alpha1.NodeRunning, StartedAt: started})
-	go rt.wait(s, run, p, proc, started, pr, logf)
+	go rt.wait(s, run, p, proc, exited, started, pr, logf)
 	rt.log.Debug("step started", "run", s.id, "pid", proc.Pid, "argv", p.argv)
 }
 
@@ -171,6 +178,9 @@ type prepared struct {
 	tmp string
 	// unshare starts the step in a new mount namespace.
 	unshare bool
+	// view is the step's root view, when it has one; workDir is then the
+	// working directory inside it.
+	view *view
 }
 
 // prepare stages the script and input artifacts, and resolves the command,
@@ -208,14 +218,17 @@ func (rt *Runtime) prepare(ctx context.Context, s *step, run runtime.Run) (prepa
 		}
 		env = append(env, executor.EnvVar{Name: "PATH", Value: pathEnv})
 	}
-	workDir := c.WorkingDir
-	if workDir == "" {
-		workDir = s.dir
-	} else if err := os.MkdirAll(workDir, 0o755); err != nil {
+	p := prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: c.WorkingDir}
+	if rt.sandbox != nil {
+		if err := rt.withView(s, &p); err != nil {
+			return prepared{}, err
+		}
+	} else if p.workDir == "" {
+		p.workDir = s.dir
+	} else if err := os.MkdirAll(p.workDir, 0o755); err != nil {
 		return prepared{}, fmt.Errorf("workingDir: %w", err)
 	}
-	p := prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: workDir}
-	if rt.privateTmp && executor.UsesTmp(tmpl) {
+	if rt.sandbox == nil && rt.privateTmp && executor.UsesTmp(tmpl) {
 		if err := rt.withPrivateTmp(s, &p); err != nil {
 			return prepared{}, err
 		}
@@ -263,7 +276,7 @@ func (rt *Runtime) withPrivateTmp(s *step, p *prepared) error {
 
 // wait waits for the process, ends its group, collects the outputs and
 // reports the final event.
-func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, started time.Time, pr, logf *os.File) {
+func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, exited <-chan struct{}, started time.Time, pr, logf *os.File) {
 	defer rt.wg.Done()
 	var tail *executor.Tail
 	var copied chan struct{}
@@ -278,7 +291,11 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 
 	// Wait for the exit without reaping, so that the group's ID cannot be
 	// reused while the rest of the group is killed.
-	waitExited(proc.Pid)
+	if exited != nil {
+		<-exited // the thread that started it waits (startInView)
+	} else {
+		waitExited(proc.Pid)
+	}
 	s.mu.Lock()
 	s.exited = true
 	if s.deadline != nil {

@@ -1,0 +1,394 @@
+package local
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Isolation modes (Config.Isolation).
+const (
+	// IsolationNone (or "") runs every step on the host's file system; a step that
+	// reads an output under /tmp still gets a private /tmp when braid is
+	// root.
+	IsolationNone = "none"
+	// IsolationAuto gives every step a root view of its own when this
+	// process can (it is root and may mount an overlay), and falls back to
+	// IsolationNone with one warning otherwise. braid's default (the
+	// embedded mode sets it), not the zero Config's.
+	IsolationAuto = "auto"
+	// IsolationRequired gives every step a root view of its own; New fails
+	// when that is not possible.
+	IsolationRequired = "required"
+)
+
+// Directories of a step's root view, under the step's directory.
+const (
+	viewUpper  = "upper" // the overlay's upper layer: what the step wrote
+	viewWork   = "work"  // the overlay's work directory
+	viewMerged = "root"  // where the view is mounted, in the step's namespace only
+	viewTmp    = "tmp"   // the step's /tmp
+)
+
+// view is the root file system of one step: an overlay whose lower layer
+// is the host's root, mounted in a mount namespace of the step's own.
+type view struct {
+	dir    string // the step's directory, bound at its own path
+	upper  string
+	work   string
+	merged string
+	tmp    string
+}
+
+// sandbox is what every step's view binds from the host, worked out once.
+type sandbox struct {
+	dataDir string
+	shims   string
+	// braid is the braid executable when the view would not show it (it
+	// lies under /tmp or the data directory); "" otherwise.
+	braid string
+	// rw are the host's mount points bound read-write (recursively): /dev,
+	// /proc, /sys, and /run when it is a mount point.
+	rw []string
+	// ro are the host's other top-level mount points, bound read-only
+	// (recursively), since the overlay's lower layer holds only the root
+	// file system.
+	ro []string
+}
+
+// newSandbox decides whether steps get a root view, following the
+// isolation mode; nil means they do not. It fails only in
+// IsolationRequired mode, or on an unknown mode.
+func (rt *Runtime) newSandbox(mode string) (*sandbox, error) {
+	switch mode {
+	case "", IsolationNone:
+		return nil, nil
+	case IsolationAuto, IsolationRequired:
+	default:
+		return nil, fmt.Errorf("unknown isolation %q: use none, auto or required", mode)
+	}
+	sb, err := probeSandbox(rt.cfg.DataDir, rt.shimsDir, rt.cfg.Braid)
+	if err == nil {
+		return sb, nil
+	}
+	if mode == IsolationRequired {
+		return nil, fmt.Errorf("isolation required: %w", err)
+	}
+	rt.log.Warn("steps run without isolation: they share the host's file system", "reason", err.Error())
+	return nil, nil
+}
+
+// probeSandbox returns the sandbox when this process can mount a root view:
+// it is root, the paths fit in overlay options, and an overlay of / mounts
+// in a new mount namespace.
+func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("a root view needs root")
+	}
+	if strings.ContainsAny(dataDir, ",:\\") {
+		return nil, fmt.Errorf("the data directory %s holds a character that overlay options cannot carry (, : or \\)", dataDir)
+	}
+	sb := &sandbox{dataDir: dataDir, shims: shims}
+	if under(braid, "/tmp") || under(braid, dataDir) {
+		sb.braid = braid
+	}
+	mounts, err := hostMounts()
+	if err != nil {
+		return nil, err
+	}
+	sb.rw, sb.ro = splitMounts(mounts, dataDir)
+	probe, err := os.MkdirTemp(dataDir, ".probe-")
+	if err != nil {
+		return nil, fmt.Errorf("probe the root view: %w", err)
+	}
+	defer os.RemoveAll(probe)
+	v := newViewIn(probe)
+	for _, d := range []string{v.upper, v.work, v.merged} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return nil, fmt.Errorf("probe the root view: %w", err)
+		}
+	}
+	errc := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		errc <- mountOverlay(v)
+	}()
+	if err := <-errc; err != nil {
+		return nil, fmt.Errorf("probe the root view: %w", err)
+	}
+	return sb, nil
+}
+
+func newViewIn(dir string) view {
+	return view{
+		dir:    dir,
+		upper:  filepath.Join(dir, viewUpper),
+		work:   filepath.Join(dir, viewWork),
+		merged: filepath.Join(dir, viewMerged),
+		tmp:    filepath.Join(dir, viewTmp),
+	}
+}
+
+// makeView creates the directories of a step's view.
+func makeView(dir string) (view, error) {
+	v := newViewIn(dir)
+	for _, d := range []string{v.upper, v.work, v.merged} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return view{}, fmt.Errorf("the step's root view: %w", err)
+		}
+	}
+	if err := os.Mkdir(v.tmp, 0o1777); err != nil {
+		return view{}, fmt.Errorf("the step's root view: %w", err)
+	}
+	if err := os.Chmod(v.tmp, 0o1777); err != nil { // past the umask
+		return view{}, fmt.Errorf("the step's root view: %w", err)
+	}
+	return v, nil
+}
+
+// mountOverlay gives the calling thread a mount namespace of its own (and
+// its own root and working directory, which the namespace needs), in which
+// nothing propagates back to the host, and mounts the overlay of the
+// host's root at v.merged. The caller must have locked the thread, and
+// must let it end rather than unlock it.
+func mountOverlay(v view) error {
+	if err := syscall.Unshare(syscall.CLONE_FS | syscall.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("new mount namespace: %w", err)
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mounts private: %w", err)
+	}
+	opts := "lowerdir=/,upperdir=" + v.upper + ",workdir=" + v.work
+	if err := syscall.Mount("overlay", v.merged, "overlay", 0, opts); err != nil {
+		return fmt.Errorf("mount the overlay: %w", err)
+	}
+	return nil
+}
+
+// mount builds the step's view in the calling thread's new mount
+// namespace: the overlay; the host's /dev, /proc, /sys, /run and other
+// file systems; the private /tmp; an empty data directory holding only the
+// step's own directory (read-write: its log, script and result files are
+// the host's) and the image shims (read-only).
+func (sb *sandbox) mount(v view) error {
+	if err := mountOverlay(v); err != nil {
+		return err
+	}
+	at := func(p string) string { return filepath.Join(v.merged, p) }
+	for _, m := range sb.rw {
+		if err := bind(m, at(m), true, false); err != nil {
+			return err
+		}
+	}
+	for _, m := range sb.ro {
+		if err := bind(m, at(m), true, true); err != nil {
+			return err
+		}
+	}
+	if err := bind(v.tmp, at("/tmp"), true, false); err != nil {
+		return err
+	}
+	data := at(sb.dataDir)
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return fmt.Errorf("the step's view of the data directory: %w", err)
+	}
+	if err := syscall.Mount("tmpfs", data, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=755,size=64k"); err != nil {
+		return fmt.Errorf("hide the data directory: %w", err)
+	}
+	if err := bindDir(v.dir, at(v.dir), false); err != nil {
+		return err
+	}
+	if _, err := os.Stat(sb.shims); err == nil {
+		if err := bindDir(sb.shims, at(sb.shims), true); err != nil {
+			return err
+		}
+	}
+	if sb.braid != "" {
+		if err := bindFile(sb.braid, at(sb.braid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindDir binds the directory src at dst, creating dst first.
+func bindDir(src, dst string, readOnly bool) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	return bind(src, dst, false, readOnly)
+}
+
+// bindFile binds the file src at dst, creating an empty dst first.
+func bindFile(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	if f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755); err == nil {
+		f.Close()
+	}
+	return bind(src, dst, false, true)
+}
+
+func bind(src, dst string, recursive, readOnly bool) error {
+	flags := uintptr(syscall.MS_BIND)
+	if recursive {
+		flags |= syscall.MS_REC
+	}
+	if err := syscall.Mount(src, dst, "", flags, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	if !readOnly {
+		return nil
+	}
+	if err := syscall.Mount("", dst, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("bind %s read-only: %w", src, err)
+	}
+	return nil
+}
+
+// startInView starts the step's process inside its root view. A goroutine
+// locked to a thread of its own builds the view in the thread's new mount
+// namespace, forks the process from that thread (so the process starts in
+// that namespace, chrooted into the view), and keeps the thread until the
+// process exits, since the process's Pdeathsig follows the thread; exited
+// is closed then, with the process left to reap. The thread ends with the
+// goroutine, taking the namespace with it once the step's processes are
+// gone.
+func (rt *Runtime) startInView(v view, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
+	type result struct {
+		proc *os.Process
+		err  error
+	}
+	started := make(chan result, 1)
+	exited := make(chan struct{})
+	go func() {
+		goruntime.LockOSThread() // never unlocked: see above
+		if err := rt.sandbox.mount(v); err != nil {
+			started <- result{err: fmt.Errorf("the step's root view: %w", err)}
+			return
+		}
+		proc, err := os.StartProcess(argv[0], argv, attr)
+		started <- result{proc: proc, err: err}
+		if err != nil {
+			return
+		}
+		waitExited(proc.Pid)
+		close(exited)
+	}()
+	r := <-started
+	return r.proc, exited, r.err
+}
+
+// hostMounts lists the mount points of this process's mount namespace.
+func hostMounts() ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("list the host's mounts: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		out = append(out, unescapeMount(fields[4]))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("list the host's mounts: %w", err)
+	}
+	return out, nil
+}
+
+// splitMounts sorts the host's mount points into those bound read-write
+// into every view and the top-level others bound read-only. Mounts under
+// /tmp and the data directory are left out: the view has its own.
+func splitMounts(mounts []string, dataDir string) (rw, ro []string) {
+	rw = []string{"/dev", "/proc", "/sys"}
+	seen := map[string]bool{}
+	for _, m := range mounts {
+		seen[filepath.Clean(m)] = true
+	}
+	if seen["/run"] {
+		rw = append(rw, "/run")
+	}
+	for m := range seen {
+		if m == "/" || under(m, "/tmp") || under(m, dataDir) || coveredBy(m, rw) {
+			continue
+		}
+		top := true
+		for p := filepath.Dir(m); p != "/"; p = filepath.Dir(p) {
+			if seen[p] {
+				top = false
+				break
+			}
+		}
+		if top {
+			ro = append(ro, m)
+		}
+	}
+	return rw, ro
+}
+
+func coveredBy(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if under(path, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether path is dir or lies under it.
+func under(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+// unescapeMount decodes the octal escapes (\040 for a space) of a mount
+// point in /proc/self/mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// withView gives the step its root view: the directories of the overlay,
+// the private /tmp, and the working directory inside the view ("/" when the
+// container sets none, as an image's default), made when missing.
+func (rt *Runtime) withView(s *step, p *prepared) error {
+	v, err := makeView(s.dir)
+	if err != nil {
+		return err
+	}
+	p.view, p.tmp = &v, v.tmp
+	p.workDir = filepath.Join("/", p.workDir)
+	if p.workDir == "/" {
+		return nil
+	}
+	if err := p.paths().MakeDir(p.workDir); err != nil {
+		return fmt.Errorf("workingDir: %w", err)
+	}
+	return nil
+}
