@@ -204,7 +204,7 @@ func isGzip(path string) bool {
 
 // tgzKey reports whether the location's key or URL names a tarball.
 func tgzKey(loc *v1alpha1.ArtifactLocation) bool {
-	name, ok := locationKey(loc)
+	name, ok := artifact.Key(loc)
 	if !ok && loc.HTTP != nil {
 		name = strings.SplitN(loc.HTTP.URL, "?", 2)[0]
 	}

@@ -127,8 +127,8 @@ func baseLocation(tmpl *v1alpha1.Template, plan *ArtifactPlan, name string) (v1a
 		if plan != nil {
 			loc = inherit(loc, plan.Repository)
 		}
-		if prefix, ok := locationKey(&loc); ok {
-			if err := setKey(&loc, joinKey(prefix, name)); err == nil {
+		if prefix, ok := artifact.Key(&loc); ok {
+			if err := artifact.SetKey(&loc, joinKey(prefix, name)); err == nil {
 				return loc, nil
 			}
 		}
@@ -151,51 +151,6 @@ func joinKey(prefix, name string) string {
 	return prefix + "/" + name
 }
 
-// locationKey returns the key (object name, path) of a location whose kind
-// has one.
-func locationKey(loc *v1alpha1.ArtifactLocation) (string, bool) {
-	switch {
-	case loc.S3 != nil:
-		return loc.S3.Key, true
-	case loc.File != nil:
-		return loc.File.Key, true
-	case loc.GCS != nil:
-		return loc.GCS.Key, true
-	case loc.OSS != nil:
-		return loc.OSS.Key, true
-	case loc.Azure != nil:
-		return loc.Azure.Blob, true
-	case loc.HDFS != nil:
-		return loc.HDFS.Path, true
-	case loc.Plugin != nil:
-		return loc.Plugin.Key, true
-	}
-	return "", false
-}
-
-// setKey sets the key of a location whose kind has one.
-func setKey(loc *v1alpha1.ArtifactLocation, key string) error {
-	switch {
-	case loc.S3 != nil:
-		loc.S3.Key = key
-	case loc.File != nil:
-		loc.File.Key = key
-	case loc.GCS != nil:
-		loc.GCS.Key = key
-	case loc.OSS != nil:
-		loc.OSS.Key = key
-	case loc.Azure != nil:
-		loc.Azure.Blob = key
-	case loc.HDFS != nil:
-		loc.HDFS.Path = "/" + strings.TrimPrefix(key, "/")
-	case loc.Plugin != nil:
-		loc.Plugin.Key = key
-	default:
-		return fmt.Errorf("a %s location has no key", artifact.Kind(loc))
-	}
-	return nil
-}
-
 // where names a location for messages, without credentials: "s3
 // bucket/key", "file key", "http URL" (no user info, no query), "git repo".
 func where(loc *v1alpha1.ArtifactLocation) string {
@@ -216,7 +171,7 @@ func where(loc *v1alpha1.ArtifactLocation) string {
 	case loc.Azure != nil:
 		return fmt.Sprintf("azure %s", path.Join(loc.Azure.Container, loc.Azure.Blob))
 	}
-	if key, ok := locationKey(loc); ok {
+	if key, ok := artifact.Key(loc); ok {
 		return kind + " " + key
 	}
 	return kind

@@ -159,25 +159,19 @@ func subArtifact(a *v1alpha1.Artifact, sub string) (*v1alpha1.Artifact, error) {
 		return nil, fmt.Errorf("bad path %q", sub)
 	}
 	c := a.DeepCopy()
-	switch {
-	case c.S3 != nil:
-		c.S3.Key = strings.TrimSuffix(c.S3.Key, "/") + "/" + clean
-	case c.File != nil:
-		c.File.Key = strings.TrimSuffix(c.File.Key, "/") + "/" + clean
-	default:
+	key, ok := artifact.Key(&c.ArtifactLocation)
+	if !ok || artifact.SetKey(&c.ArtifactLocation, strings.TrimSuffix(key, "/")+"/"+clean) != nil {
 		return nil, fmt.Errorf("artifact %q cannot be browsed", a.Name)
 	}
 	return c, nil
 }
 
-// artifactKey is the key or path a location stores its object under.
+// artifactKey is the key or URL a location stores its object under.
 func artifactKey(l *v1alpha1.ArtifactLocation) string {
-	switch {
-	case l.S3 != nil:
-		return l.S3.Key
-	case l.File != nil:
-		return l.File.Key
-	case l.HTTP != nil:
+	if key, ok := artifact.Key(l); ok {
+		return key
+	}
+	if l.HTTP != nil {
 		return l.HTTP.URL
 	}
 	return ""
