@@ -55,6 +55,20 @@
 // possible, with one warning), a step that reads an output under /tmp
 // still gets a private /tmp.
 //
+// # Limits
+//
+// A main container with resources.limits.memory or .cpu runs in a cgroup
+// of its own (cgroup.go), made before the process starts and removed after
+// its final event: <hierarchy>/braid/<run ID> in the v1 memory and cpu
+// hierarchies (memory.limit_in_bytes, and memsw to keep it off swap;
+// cpu.cfs_quota_us per 100 ms), or in the unified hierarchy when it has
+// both controllers (memory.max, cpu.max), detected once at New. The
+// process is in it from its first instruction: on v1 the thread that forks
+// it joins the cgroup for the fork only; on v2 it is cloned into it. A step
+// killed by SIGKILL whose cgroup counted an OOM kill ends Failed with
+// MsgOOMKilled. A step without limits gets no cgroup; where cgroups are not
+// available, limits are ignored with one warning.
+//
 // # Files
 //
 //	<DataDir>/runs/<namespace>/<workflow>/<pod>/main.log     combined stdout and stderr

@@ -89,6 +89,11 @@ type Runtime struct {
 	// sandbox gives every step a root view of its own; nil when steps run
 	// on the host's file system.
 	sandbox *sandbox
+	// cgroups makes the cgroups that enforce resources.limits; nil where
+	// they are not available (cgroupErr says why, warned once).
+	cgroups      *cgroups
+	cgroupErr    error
+	cgroupWarned sync.Once
 
 	events *runtime.Queue
 	wg     sync.WaitGroup // one per Start in progress, per input load and per step process
@@ -160,6 +165,7 @@ func New(cfg Config) (*Runtime, error) {
 	if rt.sandbox, err = rt.newSandbox(cfg.Isolation); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
+	rt.cgroups, rt.cgroupErr = detectCgroups("/sys/fs/cgroup")
 	if rt.idx, err = openIndex(rt.runsDir); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}

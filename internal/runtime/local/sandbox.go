@@ -257,11 +257,12 @@ func bind(src, dst string, recursive, readOnly bool) error {
 // locked to a thread of its own builds the view in the thread's new mount
 // namespace, forks the process from that thread (so the process starts in
 // that namespace, chrooted into the view), and keeps the thread until the
-// process exits, since the process's Pdeathsig follows the thread; exited
+// process exits, since the process's Pdeathsig follows the thread (the
+// thread joins the step's cgroup, if any, for the fork only); exited
 // is closed then, with the process left to reap. The thread ends with the
 // goroutine, taking the namespace with it once the step's processes are
 // gone.
-func (rt *Runtime) startInView(v view, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
+func (rt *Runtime) startInView(v view, cg *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
 	type result struct {
 		proc *os.Process
 		err  error
@@ -274,7 +275,7 @@ func (rt *Runtime) startInView(v view, argv []string, attr *os.ProcAttr) (*os.Pr
 			started <- result{err: fmt.Errorf("the step's root view: %w", err)}
 			return
 		}
-		proc, err := os.StartProcess(argv[0], argv, attr)
+		proc, err := rt.forkIn(cg, argv, attr)
 		started <- result{proc: proc, err: err}
 		if err != nil {
 			return

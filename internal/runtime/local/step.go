@@ -136,16 +136,22 @@ func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline
 	rt.record(s)
 	var proc *os.Process
 	var exited <-chan struct{}
-	if p.view != nil {
-		attr.Sys.Chroot = p.view.merged
-		proc, exited, err = rt.startInView(*p.view, p.argv, attr)
-	} else {
-		proc, err = os.StartProcess(p.argv[0], p.argv, attr)
+	if p.cgroup, err = rt.newCgroup(s, p.limits); err == nil {
+		switch {
+		case p.view != nil:
+			attr.Sys.Chroot = p.view.merged
+			proc, exited, err = rt.startInView(*p.view, p.cgroup, p.argv, attr)
+		case p.cgroup != nil:
+			proc, exited, err = rt.startLimited(p.cgroup, p.argv, attr)
+		default:
+			proc, err = os.StartProcess(p.argv[0], p.argv, attr)
+		}
 	}
 	if err != nil {
 		s.exited = true
 		s.mu.Unlock()
 		closeAll(logf, pr, pw)
+		rt.removeCgroup(s, p.cgroup)
 		rt.fail(s, v1alpha1.NodeError, fmt.Sprintf("cannot start %s: %v", p.argv[0], unwrapPathError(err)))
 		return
 	}
@@ -181,6 +187,10 @@ type prepared struct {
 	// view is the step's root view, when it has one; workDir is then the
 	// working directory inside it.
 	view *view
+	// limits are the main container's resources.limits; cgroup enforces
+	// them once the step starts (nil: none, or no cgroups here).
+	limits limits
+	cgroup *stepCgroup
 }
 
 // prepare stages the script and input artifacts, and resolves the command,
@@ -218,7 +228,7 @@ func (rt *Runtime) prepare(ctx context.Context, s *step, run runtime.Run) (prepa
 		}
 		env = append(env, executor.EnvVar{Name: "PATH", Value: pathEnv})
 	}
-	p := prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: c.WorkingDir}
+	p := prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: c.WorkingDir, limits: limitsOf(c)}
 	if rt.sandbox != nil {
 		if err := rt.withView(s, &p); err != nil {
 			return prepared{}, err
@@ -322,6 +332,7 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 	if err != nil {
 		ev.Phase, ev.Message = v1alpha1.NodeError, fmt.Sprintf("wait for the step's process: %v", err)
 		rt.finish(s, ev)
+		rt.removeCgroup(s, p.cgroup)
 		return
 	}
 	code := exitCode(state)
@@ -339,6 +350,8 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 	switch {
 	case reason != "":
 		ev.Phase, ev.Message = v1alpha1.NodeFailed, withSaveError(reason, serr)
+	case code == 128+int(syscall.SIGKILL) && p.cgroup.oomKilled():
+		ev.Phase, ev.Message = v1alpha1.NodeFailed, withSaveError(MsgOOMKilled, serr)
 	case code != 0:
 		ev.Phase, ev.Message = v1alpha1.NodeFailed, withSaveError(fmt.Sprintf("main: Error (exit code %d)", code), serr)
 	case perr != nil:
@@ -349,6 +362,7 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 		ev.Phase = v1alpha1.NodeSucceeded
 	}
 	rt.finish(s, ev)
+	rt.removeCgroup(s, p.cgroup)
 }
 
 // kill starts stopping a step's group, once: SIGTERM now, SIGKILL after the
