@@ -17,15 +17,7 @@ import (
 // startManager runs a Manager on a real store and runtime until the test ends.
 func startManager(t *testing.T) (*sqlite.Store, string) {
 	t.Helper()
-	c, st := newController(t)
-	m, err := c.NewManager(st, func(string) engine.TemplateResolver { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = m.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	st, _ := startManagerAt(t, t.TempDir())
 	return st, t.TempDir()
 }
 

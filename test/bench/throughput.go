@@ -41,33 +41,16 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 	var res throughputResult
 	home := filepath.Join(dir, "home-w6")
 	defer os.RemoveAll(home)
-	addr, err := freeAddr()
-	if err != nil {
-		return res, err
-	}
-	_, port, _ := net.SplitHostPort(addr)
-	args := []string{"server", "--port", port, "--data-dir", home}
+	var extra []string
 	if w.profile != "" {
-		args = append(args, "--cpuprofile", w.profile)
+		extra = append(extra, "--cpuprofile", w.profile)
 	}
-	srv := exec.Command(bin, args...)
-	logf, err := os.Create(filepath.Join(dir, "w6-server.log"))
+	srv, err := startServer(bin, home, filepath.Join(dir, "w6-server.log"), extra...)
 	if err != nil {
 		return res, err
 	}
-	defer logf.Close()
-	srv.Stdout, srv.Stderr = logf, logf
-	if err := srv.Start(); err != nil {
-		return res, err
-	}
-	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
-
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return res, err
-	}
-	defer conn.Close()
-	client := wfapi.NewWorkflowServiceClient(conn)
+	defer srv.stop()
+	client := srv.client
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := waitReady(ctx, client); err != nil {
@@ -83,7 +66,7 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 	}
 	res.took = time.Since(start)
 	res.perMin = float64(w.count) / res.took.Minutes()
-	res.peakKiB = peakRSS(srv.Process.Pid)
+	res.peakKiB = peakRSS(srv.pid())
 	return res, nil
 }
 
@@ -213,29 +196,18 @@ func (w big) run(bin, dir string) (bigResult, error) {
 	var res bigResult
 	home := filepath.Join(dir, "home-w7")
 	defer os.RemoveAll(home)
-	addr, err := freeAddr()
+	srv, err := startServer(bin, home, "")
 	if err != nil {
 		return res, err
 	}
-	_, port, _ := net.SplitHostPort(addr)
-	srv := exec.Command(bin, "server", "--port", port, "--data-dir", home)
-	srv.Stdout, srv.Stderr = nil, nil
-	if err := srv.Start(); err != nil {
-		return res, err
-	}
-	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return res, err
-	}
-	defer conn.Close()
-	client := wfapi.NewWorkflowServiceClient(conn)
+	defer srv.stop()
+	client := srv.client
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	if err := waitReady(ctx, client); err != nil {
 		return res, err
 	}
-	wc0, wb0 := procIO(srv.Process.Pid)
+	wc0, wb0 := procIO(srv.pid())
 	start := time.Now()
 	s, _ := structpb.NewStruct(map[string]any{
 		"metadata": map[string]any{"name": "w7"},
@@ -256,10 +228,10 @@ func (w big) run(bin, dir string) (bigResult, error) {
 		return res, err
 	}
 	res.took = time.Since(start)
-	wc1, wb1 := procIO(srv.Process.Pid)
+	wc1, wb1 := procIO(srv.pid())
 	res.wcharPerStep = float64(wc1-wc0) / float64(w.steps)
 	res.wbPerStep = float64(wb1-wb0) / float64(w.steps)
-	res.peakKiB = peakRSS(srv.Process.Pid)
+	res.peakKiB = peakRSS(srv.pid())
 	return res, nil
 }
 
@@ -280,4 +252,57 @@ func procIO(pid int) (wchar, writeBytes int64) {
 		}
 	}
 	return wchar, writeBytes
+}
+
+// benchServer is a braid server the bench started, with a client.
+type benchServer struct {
+	cmd    *exec.Cmd
+	conn   *grpc.ClientConn
+	client wfapi.WorkflowServiceClient
+	log    *os.File
+}
+
+// startServer starts `braid server` on a free port with its data in home,
+// its output to logPath ("" discards it), and connects a gRPC client.
+func startServer(bin, home, logPath string, extra ...string) (*benchServer, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	s := &benchServer{cmd: exec.Command(bin, append([]string{"server", "--port", port, "--data-dir", home}, extra...)...)}
+	if logPath != "" {
+		if s.log, err = os.Create(logPath); err != nil {
+			return nil, err
+		}
+		s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	}
+	if err := s.cmd.Start(); err != nil {
+		s.closeLog()
+		return nil, err
+	}
+	if s.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.client = wfapi.NewWorkflowServiceClient(s.conn)
+	return s, nil
+}
+
+func (s *benchServer) pid() int { return s.cmd.Process.Pid }
+
+// stop closes the client and stops the server (SIGTERM) and waits for it.
+func (s *benchServer) stop() {
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+	s.closeLog()
+}
+
+func (s *benchServer) closeLog() {
+	if s.log != nil {
+		_ = s.log.Close()
+	}
 }

@@ -384,6 +384,15 @@ func (rt *Runtime) startLimited(sc *stepCgroup, argv []string, attr *os.ProcAttr
 		proc, err := os.StartProcess(argv[0], argv, attr)
 		return proc, nil, err
 	}
+	return rt.startOnThread(nil, sc, argv, attr)
+}
+
+// startOnThread starts the process from a goroutine locked to a thread of
+// its own: prepare (may be nil) runs on the thread first (a root view's
+// mounts), then the thread forks the process inside sc. The thread is kept
+// until the process exits, since the process's Pdeathsig follows it;
+// exited is closed then, with the process left to reap.
+func (rt *Runtime) startOnThread(prepare func() error, sc *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
 	type result struct {
 		proc *os.Process
 		err  error
@@ -392,6 +401,12 @@ func (rt *Runtime) startLimited(sc *stepCgroup, argv []string, attr *os.ProcAttr
 	exited := make(chan struct{})
 	go func() {
 		goruntime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if prepare != nil {
+			if err := prepare(); err != nil {
+				started <- result{err: err}
+				return
+			}
+		}
 		proc, err := rt.forkIn(sc, argv, attr)
 		started <- result{proc: proc, err: err}
 		if err != nil {

@@ -263,28 +263,12 @@ func bind(src, dst string, recursive, readOnly bool) error {
 // goroutine, taking the namespace with it once the step's processes are
 // gone.
 func (rt *Runtime) startInView(v view, cg *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
-	type result struct {
-		proc *os.Process
-		err  error
-	}
-	started := make(chan result, 1)
-	exited := make(chan struct{})
-	go func() {
-		goruntime.LockOSThread() // never unlocked: see above
+	return rt.startOnThread(func() error {
 		if err := rt.sandbox.mount(v); err != nil {
-			started <- result{err: fmt.Errorf("the step's root view: %w", err)}
-			return
+			return fmt.Errorf("the step's root view: %w", err)
 		}
-		proc, err := rt.forkIn(cg, argv, attr)
-		started <- result{proc: proc, err: err}
-		if err != nil {
-			return
-		}
-		waitExited(proc.Pid)
-		close(exited)
-	}()
-	r := <-started
-	return r.proc, exited, r.err
+		return nil
+	}, cg, argv, attr)
 }
 
 // hostMounts lists the mount points of this process's mount namespace.
