@@ -39,8 +39,40 @@ type Config struct {
 	// view of its own: none, auto (the default, for "") or required. The
 	// --isolation flag of braid run overrides it.
 	Isolation string `json:"isolation,omitempty"`
+	// ConfigMaps stand in for Kubernetes ConfigMaps on one machine: name,
+	// then key, then value. Semaphore limits (synchronization
+	// configMapKeyRef) are read from here. A name may be qualified by its
+	// namespace ("argo/my-config"); an unqualified name serves every
+	// namespace.
+	ConfigMaps map[string]map[string]string `json:"configMaps,omitempty"`
+	// Parallelism bounds how many workflows run at once (Argo's
+	// controller-wide parallelism); 0 means no bound.
+	Parallelism int `json:"parallelism,omitempty"`
+	// NamespaceParallelism bounds how many workflows of one namespace run
+	// at once; 0 means no bound.
+	NamespaceParallelism int `json:"namespaceParallelism,omitempty"`
+	// Synchronization holds the limits of database semaphores.
+	Synchronization Synchronization `json:"synchronization,omitempty"`
+	// RetentionPolicy keeps at most that many completed workflows of each
+	// final phase in the live store (the archive keeps them all).
+	RetentionPolicy RetentionPolicy `json:"retentionPolicy,omitempty"`
 
 	getenv func(string) string
+}
+
+// Synchronization configures the semaphores that live in the database
+// (synchronization semaphores with database: {key}).
+type Synchronization struct {
+	// Limits maps "namespace/key" to the semaphore's limit.
+	Limits map[string]int `json:"limits,omitempty"`
+}
+
+// RetentionPolicy is Argo's controller retentionPolicy: how many completed
+// workflows of each final phase to keep; 0 keeps all.
+type RetentionPolicy struct {
+	Completed int `json:"completed,omitempty"`
+	Failed    int `json:"failed,omitempty"`
+	Errored   int `json:"errored,omitempty"`
 }
 
 // Sources are the inputs Load combines; flags win over the environment,

@@ -41,3 +41,15 @@ func SecretEnv(name, key string) string {
 	}
 	return "BRAID_SECRET_" + clean(name) + "_" + clean(key)
 }
+
+// ConfigMapValue resolves a ConfigMap key on one machine, from the config
+// file's configMaps: "namespace/name" first, then the bare name. ok is
+// false when there is no such map or key.
+func (c *Config) ConfigMapValue(namespace, name, key string) (value string, ok bool) {
+	if m, found := c.ConfigMaps[namespace+"/"+name]; found {
+		value, ok = m[key]
+		return value, ok
+	}
+	value, ok = c.ConfigMaps[name][key]
+	return value, ok
+}
