@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +29,8 @@ func newCronCommand(s streams, g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "cron", Short: "manage cron workflows", Aliases: []string{"cronwf", "cwf"}}
 	cmd.AddCommand(newCronCreateCommand(s, g), newCronGetCommand(s, g), newCronListCommand(s, g),
 		newCronDeleteCommand(s, g), newCronSuspendCommand(s, g, true), newCronSuspendCommand(s, g, false),
-		kindLintCommand(s, g, "CronWorkflow", "cronworkflows"), newCronUpdateCommand(s, g))
+		kindLintCommand(s, g, "CronWorkflow", "cronworkflows"), newCronUpdateCommand(s, g),
+		newCronBackfillCommand(s, g))
 	return cmd
 }
 
@@ -229,39 +229,20 @@ func scheduleString(s *v1alpha1.CronWorkflowSpec) string {
 	return strings.Join(schedules(s), ",")
 }
 
-func schedules(s *v1alpha1.CronWorkflowSpec) []string {
-	if s.Schedule != "" {
-		return append([]string{s.Schedule}, s.Schedules...)
-	}
-	return s.Schedules
-}
+func schedules(s *v1alpha1.CronWorkflowSpec) []string { return spec.CronSchedules(s) }
 
 // nextRun is the earliest time after now at which one of the schedules is
 // due, in the spec's timezone (local when it has none).
 func nextRun(s *v1alpha1.CronWorkflowSpec, now time.Time, local *time.Location) (time.Time, error) {
-	loc := local
-	if s.Timezone != "" {
-		l, err := time.LoadLocation(s.Timezone)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("timezone %q: %w", s.Timezone, err)
-		}
-		loc = l
+	scheds, err := spec.ParseCronSchedules(s, local)
+	if err != nil {
+		return time.Time{}, err
 	}
 	var next time.Time
-	for _, sch := range schedules(s) {
-		sched, err := cron.ParseStandard(sch)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("schedule %q: %w", sch, err)
-		}
-		if spec, ok := sched.(*cron.SpecSchedule); ok && !strings.HasPrefix(sch, "CRON_TZ=") && !strings.HasPrefix(sch, "TZ=") {
-			spec.Location = loc
-		}
-		if t := sched.Next(now.In(loc)); next.IsZero() || t.Before(next) {
+	for _, sched := range scheds {
+		if t := sched.Next(now); next.IsZero() || t.Before(next) {
 			next = t
 		}
-	}
-	if next.IsZero() {
-		return time.Time{}, errors.New("no schedule")
 	}
 	return next, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/controller"
+	cronsched "github.com/braidwf/braid/internal/controller/cron"
 	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/server"
 )
@@ -96,7 +97,15 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 	mctx, cancel := context.WithCancel(ctx)
 	mdone := make(chan error, 1)
 	go func() { mdone <- mgr.Run(mctx) }()
+	// Only the server schedules CronWorkflows (braid run does not).
+	sched, err := cronsched.New(cronsched.Options{Store: e.store, Logger: log.With("component", "cron")})
+	if err != nil {
+		cancel()
+		return errors.Join(err, <-mdone, e.Close())
+	}
+	cdone := make(chan error, 1)
+	go func() { cdone <- sched.Run(mctx) }()
 	serr := srv.Serve(ctx, l)
 	cancel()
-	return errors.Join(serr, <-mdone, e.Close())
+	return errors.Join(serr, <-mdone, <-cdone, e.Close())
 }

@@ -324,11 +324,22 @@ func (c *crud) update(ctx context.Context, namespace, name string, in *structpb.
 	if obj.GetResourceVersion() == "" {
 		obj.SetResourceVersion(cur.GetResourceVersion())
 	}
+	keepStatus(cur, obj)
 	if err := c.store.Update(ctx, obj); err != nil {
 		return nil, c.errorf(err, obj.GetName())
 	}
 	c.log.Info("updated", "kind", c.kind, "namespace", obj.GetNamespace(), "name", obj.GetName())
 	return toStruct(obj)
+}
+
+// keepStatus carries a CronWorkflow's status over an update: the scheduler
+// owns it, and an update of the spec must not reset its history.
+func keepStatus(cur, obj store.Object) {
+	if c, ok := cur.(*v1alpha1.CronWorkflow); ok {
+		if o, ok := obj.(*v1alpha1.CronWorkflow); ok {
+			o.Status = *c.Status.DeepCopy()
+		}
+	}
 }
 
 // modify applies fn to the stored object and writes it, reading again and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -20,7 +21,6 @@ import (
 const (
 	labelWorkflowTemplate        = "workflows.argoproj.io/workflow-template"
 	labelClusterWorkflowTemplate = "workflows.argoproj.io/cluster-workflow-template"
-	labelCronWorkflow            = "workflows.argoproj.io/cron-workflow"
 )
 
 // submitKind maps every spelling of resourceKind Argo accepts to a kind.
@@ -102,11 +102,9 @@ func (s *workflowServer) workflowFrom(ctx context.Context, kind store.Kind, ns, 
 		}
 		setLabel(wf, labelClusterWorkflowTemplate, name)
 	case *v1alpha1.CronWorkflow:
-		wf.Spec = *o.Spec.WorkflowSpec.DeepCopy()
-		if m := o.Spec.WorkflowMetadata; m != nil {
-			addMeta(wf, m.Labels, m.Annotations)
-		}
-		setLabel(wf, labelCronWorkflow, name)
+		// As a scheduled run, but now and under a generated name.
+		wf = spec.WorkflowFromCron(o, time.Now())
+		wf.Namespace, wf.Name, wf.GenerateName = ns, "", name+"-"
 	default:
 		return nil, status.Errorf(codes.Internal, "store returned %T for a %s", obj, kind)
 	}
