@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and builds whatever the tests need; the tests themselves start the servers (each on 127.0.0.1,
-# stopped by PID). Today: Go and the module proxy; git (the git artifact tests create repositories and
+# stopped by PID). Today: Go and the module proxy; curl (the event e2e test); git (the git artifact tests create repositories and
 # serve them with `git daemon`); MinIO built at a pinned version into ./bin/tools/minio (hack/minio.sh;
 # the cold build takes several minutes, then it is cached). Later issues add PostgreSQL and a Kubernetes
 # node here.
@@ -15,6 +15,15 @@ if ! command -v git >/dev/null || [[ ! -x "$(git --exec-path)/git-daemon" ]]; th
   if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
   "${sudo_cmd[@]}" apt-get update -q
   "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q git
+fi
+
+# curl: the event e2e test posts webhooks with the real curl.
+if ! command -v curl >/dev/null; then
+  echo "test-deps: installing curl" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q curl
 fi
 
 ./hack/minio.sh build

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,10 +16,10 @@ import (
 
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
+	"github.com/braidwf/braid/pkg/apiclient/event"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -30,8 +31,7 @@ import (
 // "workflowtemplate.argoproj.io/x created|configured|unchanged". A
 // Workflow with only a generateName is always created; an existing
 // Workflow cannot be changed (the API has no update). WorkflowEventBindings
-// have no create API: they are written to the data directory's store in
-// direct mode, and refused with a server.
+// go through braid's own binding API (eventbinding.go in the server).
 
 // applier is the API of one kind, on typed objects. get answers a
 // NotFound status (or store.ErrNotFound) for a missing object; update is
@@ -64,8 +64,7 @@ is unchanged. Documents of other kinds are skipped with a note.`,
 				return err
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				a := &applyRun{s: s, g: g, sess: sess}
-				defer a.close()
+				a := &applyRun{s: s, sess: sess}
 				return a.applyAll(ctx, docs)
 			})
 		},
@@ -75,19 +74,10 @@ is unchanged. Documents of other kinds are skipped with a note.`,
 	return cmd
 }
 
-// applyRun is one apply: the session and, in direct mode, the store the
-// WorkflowEventBindings are written to (opened when first needed).
+// applyRun is one apply on a session.
 type applyRun struct {
-	s        streams
-	g        *globalFlags
-	sess     *session
-	bindings *sqlite.Store
-}
-
-func (a *applyRun) close() {
-	if a.bindings != nil {
-		_ = a.bindings.Close()
-	}
+	s    streams
+	sess *session
 }
 
 // applyAll applies each object in order. A failure is reported and the
@@ -99,7 +89,7 @@ func (a *applyRun) applyAll(ctx context.Context, docs []*spec.Document) error {
 			fmt.Fprintf(a.s.err, "note: %s: skipped %s %s: %s\n", d.File, d.Kind, d.Name, d.Skipped)
 			continue
 		}
-		verb, err := a.applyOne(ctx, d, docs)
+		verb, err := a.applyOne(ctx, d)
 		var issues spec.Issues
 		switch {
 		case errors.As(err, &issues):
@@ -112,6 +102,7 @@ func (a *applyRun) applyAll(ctx context.Context, docs []*spec.Document) error {
 			continue
 		}
 		fmt.Fprintf(a.s.out, "%s/%s %s\n", kindSuffix(d.Kind), d.Object.GetName(), verb)
+		a.warnMissingTemplate(ctx, d, docs)
 	}
 	if failed > 0 {
 		return &exitError{code: 1}
@@ -119,9 +110,41 @@ func (a *applyRun) applyAll(ctx context.Context, docs []*spec.Document) error {
 	return nil
 }
 
+// warnMissingTemplate notes a WorkflowEventBinding whose template is
+// neither among the applied documents nor on the server. The server
+// accepts it, as Argo does (the template may come later); until then an
+// event it matches answers with an error.
+func (a *applyRun) warnMissingTemplate(ctx context.Context, d *spec.Document, docs []*spec.Document) {
+	b, ok := d.Object.(*v1alpha1.WorkflowEventBinding)
+	if !ok || b.Spec.Submit == nil || b.Spec.Submit.WorkflowTemplateRef.Name == "" {
+		return
+	}
+	ref := b.Spec.Submit.WorkflowTemplateRef
+	kind := "WorkflowTemplate"
+	if ref.ClusterScope {
+		kind = "ClusterWorkflowTemplate"
+	}
+	for _, o := range docs {
+		if o.Kind == kind && o.Object != nil && o.Object.GetName() == ref.Name {
+			return
+		}
+	}
+	var err error
+	if ref.ClusterScope {
+		_, err = a.sess.ClusterWorkflowTemplate.GetClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest{Name: ref.Name})
+	} else {
+		ns := cmp.Or(b.Namespace, a.sess.namespace)
+		_, err = a.sess.WorkflowTemplate.GetWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateGetRequest{Name: ref.Name, Namespace: ns})
+	}
+	if isNotFound(err) {
+		fmt.Fprintf(a.s.err, "warning: %s: WorkflowEventBinding %q: %s %q not found: events it matches fail until it exists\n",
+			d.File, b.Name, kind, ref.Name)
+	}
+}
+
 // applyOne creates or updates one object and says which it did.
-func (a *applyRun) applyOne(ctx context.Context, d *spec.Document, all []*spec.Document) (string, error) {
-	ap, err := a.applierFor(ctx, d, all)
+func (a *applyRun) applyOne(ctx context.Context, d *spec.Document) (string, error) {
+	ap, err := a.applierFor(ctx, d)
 	if err != nil {
 		return "", err
 	}
@@ -268,7 +291,7 @@ func specOf(o spec.Object) (any, error) {
 }
 
 // applierFor is the API of the document's kind.
-func (a *applyRun) applierFor(ctx context.Context, d *spec.Document, all []*spec.Document) (*applier, error) {
+func (a *applyRun) applierFor(ctx context.Context, d *spec.Document) (*applier, error) {
 	sess := a.sess
 	switch d.Kind {
 	case "Workflow":
@@ -320,7 +343,7 @@ func (a *applyRun) applierFor(ctx context.Context, d *spec.Document, all []*spec
 			}),
 		}, nil
 	case "WorkflowEventBinding":
-		return a.bindingApplier(ctx, d, all)
+		return a.bindingApplier(ctx), nil
 	}
 	return nil, fmt.Errorf("braid cannot apply a %s", d.Kind)
 }
@@ -357,63 +380,29 @@ func apiWrite[T any, P interface {
 	}
 }
 
-// bindingApplier writes WorkflowEventBindings straight to the data
-// directory's store: the API has no call that creates them. Only direct
-// mode, where no server owns the store, can do that.
-func (a *applyRun) bindingApplier(ctx context.Context, d *spec.Document, all []*spec.Document) (*applier, error) {
-	if !a.sess.direct {
-		return nil, errors.New("the server's API cannot create WorkflowEventBindings (argo-server has no such call either); stop the server and apply without one, or create it with kubectl on Kubernetes")
-	}
-	if a.bindings == nil {
-		cfg, err := a.g.loadConfig()
-		if err != nil {
-			return nil, err
+// bindingApplier is braid's WorkflowEventBinding API (direct mode's
+// in-process server serves it too). The server validates each binding;
+// argo-server has no such API, so against one it fails with a clear
+// message.
+func (a *applyRun) bindingApplier(ctx context.Context) *applier {
+	api := a.sess.Event
+	noAPI := func(err error) error {
+		if status.Code(err) == codes.Unimplemented {
+			return fmt.Errorf("the server has no API for WorkflowEventBindings (argo-server has none; use kubectl on Kubernetes): %w", err)
 		}
-		st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("open the embedded store: %w", err)
-		}
-		a.bindings = st
+		return err
 	}
-	if err := a.validateBinding(ctx, d, all); err != nil {
-		return nil, err
-	}
-	st := a.bindings
+	get := apiGet[v1alpha1.WorkflowEventBinding](func(ns, name string) (*structpb.Struct, error) {
+		res, err := api.GetWorkflowEventBinding(ctx, &event.GetWorkflowEventBindingRequest{Namespace: ns, Name: name})
+		return res, noAPI(err)
+	})
 	return &applier{
-		get: func(ctx context.Context, ns, name string) (spec.Object, error) {
-			return st.Get(ctx, store.KindWorkflowEventBinding, ns, name)
-		},
-		create: func(ctx context.Context, o spec.Object) (spec.Object, error) {
-			return o, st.Create(ctx, o)
-		},
-		update: func(ctx context.Context, o spec.Object) (spec.Object, error) {
-			return o, st.Update(ctx, o)
-		},
-	}, nil
-}
-
-// validateBinding checks a binding as lint does, its workflowTemplateRef
-// resolved among the stored templates and those of the files.
-func (a *applyRun) validateBinding(ctx context.Context, d *spec.Document, all []*spec.Document) error {
-	ns := d.Object.GetNamespace()
-	if ns == "" {
-		ns = a.sess.namespace
+		get: get,
+		create: apiWrite[v1alpha1.WorkflowEventBinding](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+			return api.CreateWorkflowEventBinding(ctx, &event.CreateWorkflowEventBindingRequest{Namespace: o.GetNamespace(), WorkflowEventBinding: body, CreateOptions: &workflow.CreateOptions{}})
+		}),
+		update: apiWrite[v1alpha1.WorkflowEventBinding](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
+			return api.UpdateWorkflowEventBinding(ctx, &event.UpdateWorkflowEventBindingRequest{Namespace: o.GetNamespace(), Name: o.GetName(), WorkflowEventBinding: body})
+		}),
 	}
-	var docs []*spec.Document
-	for _, q := range []struct {
-		kind store.Kind
-		ns   string
-	}{{store.KindWorkflowTemplate, ns}, {store.KindClusterWorkflowTemplate, ""}} {
-		objs, _, err := a.bindings.List(ctx, q.kind, q.ns, store.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("list the stored %ss: %w", q.kind, err)
-		}
-		for _, o := range objs {
-			docs = append(docs, &spec.Document{Kind: string(q.kind), Name: o.GetName(), Object: o})
-		}
-	}
-	if errs, _ := spec.Validate(d, spec.NewCatalog(append(docs, all...))).Split(); len(errs) > 0 {
-		return errs
-	}
-	return nil
 }

@@ -66,7 +66,10 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())
 	}
-	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers})
+	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers,
+		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st,
+		Admission: controller.Admission{ConfigMapValue: cfg.ConfigMapValue, DatabaseLimits: cfg.Synchronization.Limits,
+			Parallelism: cfg.Parallelism, NamespaceParallelism: cfg.NamespaceParallelism}})
 	if err != nil {
 		return nil, errors.Join(err, rt.Close(), st.Close())
 	}

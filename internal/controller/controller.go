@@ -47,6 +47,17 @@ type Options struct {
 	// Artifacts are the drivers artifact garbage collection deletes with;
 	// nil: no artifact GC.
 	Artifacts *artifact.Drivers
+	// Memos keeps the memoization caches (template memoize); nil: every
+	// look-up misses and nothing is saved.
+	Memos MemoStore
+	// Retention is the retentionPolicy the Manager applies (gc.go).
+	Retention Retention
+	// WakeAt returns a channel that receives once Clock reaches t; nil: a
+	// real timer. Tests that inject Clock inject it too.
+	WakeAt func(t time.Time) <-chan time.Time
+	// Admission configures synchronization and workflow parallelism
+	// (admission.go); zero: mutexes only, no bound.
+	Admission Admission
 }
 
 // Controller drives workflows through the engine.
@@ -58,6 +69,11 @@ type Controller struct {
 	limits  engine.Limits
 	repos   artifact.Repositories
 	drivers *artifact.Drivers
+	memos   MemoStore // memoization caches (memo.go); may be nil
+	// retention and wake serve workflow garbage collection (gc.go).
+	retention Retention
+	wake      func(t time.Time) <-chan time.Time
+	adm       *admission // locks and parallelism (admission.go)
 }
 
 // New returns a Controller. Store and Runtime are required.
@@ -71,7 +87,16 @@ func New(o Options) (*Controller, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts}, nil
+	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts,
+		retention: o.Retention, wake: o.WakeAt, memos: o.Memos, adm: newAdmission(o.Admission)}, nil
+}
+
+// wakeAt returns a channel that receives once the clock reaches t.
+func (c *Controller) wakeAt(t time.Time) <-chan time.Time {
+	if c.wake != nil {
+		return c.wake(t)
+	}
+	return time.After(t.Sub(c.now()))
 }
 
 // RunID is the runtime's ID for a workflow's node. A manual retry (braid

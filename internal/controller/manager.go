@@ -52,6 +52,8 @@ type Manager struct {
 	// archiveq feeds the archiver, which archives completed workflows in
 	// batches (one commit for many).
 	archiveq chan *v1alpha1.Workflow
+	// gc deletes completed workflows by ttlStrategy and retention (gc.go).
+	gc *collector
 }
 
 // handle is the Manager's side of one running driver.
@@ -95,13 +97,16 @@ func (c *Controller) NewManager(st WatchStore, templates Templates) (*Manager, e
 		return nil, errors.New("controller: the runtime cannot report the status of a run")
 	}
 	return &Manager{c: c, st: st, rt: rt, templates: templates, drivers: map[types.UID]*handle{},
-		archiveq: make(chan *v1alpha1.Workflow, archiveBatch)}, nil
+		archiveq: make(chan *v1alpha1.Workflow, archiveBatch), gc: c.newCollector(st)}, nil
 }
 
 // Run drives workflows until ctx ends. Step processes are left to the
 // runtime (closing it stops them).
 func (m *Manager) Run(ctx context.Context) error {
+	m.restoreAdmission(ctx)
 	go m.dispatch(ctx)
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); m.gc.run(ctx) }()
 	archived := make(chan struct{})
 	go func() { m.archiver(); close(archived) }()
 	defer func() {
@@ -173,10 +178,14 @@ func (m *Manager) observe(ctx context.Context, t store.EventType, wf *v1alpha1.W
 			h.deleted.Store(true)
 			h.cancel()
 		}
+		m.c.adm.release(wf.Namespace + "/" + wf.Name)
+		m.gc.forget(wf.UID)
 	case h != nil:
 		h.notify(wf.ResourceVersion)
 	case !wf.Status.Phase.Completed():
 		m.start(ctx, wf)
+	default:
+		m.gc.completed(wf, false) // completed before this Manager, or its archive pending
 	}
 }
 
@@ -225,6 +234,7 @@ func (m *Manager) drive(ctx context.Context, stub *v1alpha1.Workflow, h *handle)
 	switch {
 	case h.deleted.Load():
 		m.killRuns(final)
+		m.c.adm.release(h.key) // a pass in flight may have taken a lock after the delete
 	case err != nil && ctx.Err() == nil:
 		m.c.log.Error("drive workflow", "workflow", h.key, "err", err)
 	case err == nil && final.Status.Phase.Completed():
@@ -246,7 +256,9 @@ const archiveBatch = 256
 func (m *Manager) archive(_ context.Context, wf *v1alpha1.Workflow) {
 	if _, ok := m.st.(Archiver); ok {
 		m.archiveq <- wf
+		return
 	}
+	m.gc.completed(wf, true)
 }
 
 // archiver archives what archive queues, in batches, until the queue is
@@ -270,6 +282,10 @@ func (m *Manager) archiver() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		if err := a.ArchiveBatch(ctx, batch); err != nil {
 			m.c.log.Warn("archive workflows", "count", len(batch), "err", err)
+		} else {
+			for _, wf := range batch {
+				m.gc.completed(wf, true)
+			}
 		}
 		cancel()
 	}

@@ -72,10 +72,24 @@ type driver struct {
 	// specChanged is set when the spec changed (a shutdown request): the
 	// next persist writes the whole workflow instead of its status.
 	specChanged bool
+	adm         driverAdmission // parallelism and locks (admission.go)
 }
 
 func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
+	defer d.listen()()
 	for {
+		if ok, err := d.admit(ctx); !ok { // held back: parallelism or workflow-level locks
+			if err == nil {
+				err = d.wait(ctx, 0)
+			}
+			if errors.Is(err, store.ErrConflict) && d.req.h != nil {
+				err = d.reload(ctx)
+			}
+			if err != nil {
+				return d.wf, err
+			}
+			continue
+		}
 		res, err := d.reconcile(ctx)
 		if errors.Is(err, store.ErrConflict) && d.req.h != nil {
 			// Someone else (an API call) changed the workflow: start over from
@@ -101,13 +115,14 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	before := statusWithoutNodes(&d.wf.Status)
 	res, err := engine.Reconcile(engine.Snapshot{
 		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
-		Relaunch: d.relaunch,
+		Relaunch: d.relaunch, Cache: d.memoCache(ctx), Locks: d.c.adm.locks,
 	}, d.c.now())
 	d.relaunch = nil
 	if err != nil {
 		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)
 	}
 	d.wf.Status = res.Status
+	d.syncLocks()
 	labelsChanged := setPhaseLabels(d.wf)
 	labelsChanged = setPodNameFormat(d.wf) || labelsChanged
 	if d.specChanged || labelsChanged || len(res.Changed) > 0 || !sameStatus(before, &d.wf.Status) {
@@ -140,6 +155,7 @@ func (d *driver) persist(ctx context.Context, changed []string) error {
 
 // act carries out a plan that is already persisted.
 func (d *driver) act(ctx context.Context, p engine.Plan) error {
+	d.saveMemos(ctx, p.Memoize)
 	for _, k := range p.Kill {
 		if err := d.c.rt.Kill(ctx, RunID(d.wf, k.NodeID)); err != nil {
 			d.c.log.Warn("kill step", "workflow", d.wf.Name, "node", k.NodeID, "err", err)
@@ -208,6 +224,7 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 				return err
 			}
 		case <-timeout:
+		case <-d.adm.wake: // a lock or a parallelism slot may be free
 		case s := <-d.req.Shutdown:
 			d.shutdown(s)
 		case <-ctx.Done():

@@ -33,6 +33,14 @@ type Snapshot struct {
 	// Launch again, and they go back to Pending. A node that is completed,
 	// or not a leaf, is ignored.
 	Relaunch map[string]bool
+	// Cache answers the memoization look-ups of templates with memoize
+	// (see memoize.go); not to be confused with Memo. Nil: every look-up
+	// misses.
+	Cache MemoCache
+	// Locks holds the semaphores and mutexes of template-level
+	// synchronization (see sync.go). Nil: templates' synchronization is
+	// ignored.
+	Locks Locks
 }
 
 // Limits stop runaway workflows with a clear message instead of a crash.
@@ -94,6 +102,9 @@ type Result struct {
 type Plan struct {
 	Launch []Launch
 	Kill   []Kill
+	// Memoize lists the memoization cache writes: the outputs of memoized
+	// nodes that Succeeded, and the cache hits to record.
+	Memoize []MemoSave
 }
 
 // Launch starts the Pod node NodeID. Status already holds the node, Pending.

@@ -24,8 +24,11 @@ type boundaryCount struct {
 	unsuccessful   int // Pod, Steps or DAG nodes Failed or Error
 }
 
+// podActive says whether a node counts against parallelism: a Pod node
+// Pending or Running, but not one waiting for a lock (as in Argo).
 func podActive(n v1alpha1.NodeStatus) bool {
-	return n.Type == v1alpha1.NodeTypePod && (n.Phase == v1alpha1.NodePending || n.Phase == v1alpha1.NodeRunning)
+	return n.Type == v1alpha1.NodeTypePod && (n.Phase == v1alpha1.NodePending || n.Phase == v1alpha1.NodeRunning) &&
+		!waitingForLock(n)
 }
 
 func (r *run) count(old v1alpha1.NodeStatus, existed bool, n v1alpha1.NodeStatus) {

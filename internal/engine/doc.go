@@ -78,6 +78,8 @@
 //	pod.go        leaf nodes, Launches, result capture (rule 11.3), merging results
 //	outputs.go    outputs of steps and DAG templates, globalName (§12)
 //	control.go    parallelism, failFast, shutdown, deadline sweep (§10)
+//	sync.go       template-level semaphores and mutexes, through Snapshot.Locks
+//	memoize.go    memoize: cache look-ups (Snapshot.Cache) and Plan.Memoize saves
 //	progress.go   progress and resourcesDuration: own values, workflow totals
 //	nodesums.go   the sums of Steps, DAG and group nodes (SumNodes)
 //	resources.go  a pod's resourcesDuration from its containers' resources

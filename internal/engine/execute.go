@@ -45,8 +45,18 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 	if err != nil {
 		return r.errorNode(existing, name, h, tc, opts, err), err
 	}
+	memo, err := r.memoize(in, existing, opts)
+	if err != nil {
+		return r.errorNode(existing, name, h, tc, opts, err), err
+	}
+	if memo.hit.ID != "" {
+		return memo.hit, nil
+	}
 	if err := r.checkParallelism(in.tmpl, existing, opts); err != nil {
 		return node, err
+	}
+	if n, wait, err := r.acquireLocks(in, existing, opts); wait || err != nil {
+		return n, err
 	}
 	var out v1alpha1.NodeStatus
 	if rs := r.retryStrategy(in.tmpl); rs != nil {
@@ -57,6 +67,7 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 		}
 		out, err = r.dispatch(in, opts)
 	}
+	out = r.recordMemoMiss(out, memo.miss)
 	if existing == nil && out.ID != "" && err == nil {
 		if derr := r.applyDisplayName(&out, in.tmpl, in.v); derr != nil {
 			return r.errorNode(&out, name, h, tc, opts, derr), derr

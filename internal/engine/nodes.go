@@ -231,6 +231,9 @@ func (r *run) outbound(id string) []string {
 		}
 		return nil
 	}
+	if n.MemoizationStatus != nil && n.MemoizationStatus.Hit {
+		return []string{n.ID} // a Steps or DAG node of a cache hit has no children
+	}
 	var out []string
 	for _, o := range n.OutboundNodes {
 		out = append(out, r.outbound(o)...)

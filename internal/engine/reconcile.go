@@ -24,6 +24,8 @@ type run struct {
 	resolver TemplateResolver
 	results  map[string]StepResult
 	relaunch map[string]bool
+	lookups  MemoCache // Snapshot.Cache: memoization look-ups
+	locks    Locks     // Snapshot.Locks: template-level synchronization
 	maxDepth int
 	maxNodes int
 	pattern  string
@@ -117,6 +119,7 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 		r.keepGoing()
 		r.updateSums()
 		r.setPodRunning()
+		r.planMemoSaves()
 	}
 	return r.result(), nil
 }
@@ -145,7 +148,9 @@ func newRun(s Snapshot, now time.Time) *run {
 		now:      now.UTC(),
 		resolver: s.Templates,
 		results:  s.Results,
-		relaunch: s.Relaunch,
+		relaunch: withLockWaiters(s),
+		lookups:  s.Cache,
+		locks:    s.Locks,
 		maxDepth: s.Limits.MaxDepth,
 		maxNodes: s.Limits.MaxNodes,
 		pattern:  s.TransientErrorPattern,

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -59,8 +60,11 @@ func (s *eventServer) ListWorkflowEventBindings(ctx context.Context, req *event.
 
 // ReceiveEvent checks the event against every WorkflowEventBinding of the
 // namespace ("" for every namespace) and submits a workflow for each one
-// whose selector is true. A binding that cannot be evaluated or submitted
-// is logged and skipped: the answer is {} whatever matched.
+// whose selector is true. A binding whose selector cannot be evaluated is
+// logged and skipped. The answer is {} whatever matched, unless a binding
+// that matched could not submit its workflow (its template is missing):
+// then, as argo-server dispatching synchronously, an error (500) names
+// each such binding, after the others have submitted theirs.
 func (s *eventServer) ReceiveEvent(ctx context.Context, req *event.EventRequest) (*event.EventResponse, error) {
 	objs, _, err := s.bindings.store.List(ctx, store.KindWorkflowEventBinding, req.GetNamespace(), store.ListOptions{})
 	if err != nil {
@@ -70,6 +74,7 @@ func (s *eventServer) ReceiveEvent(ctx context.Context, req *event.EventRequest)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "event: %v", err)
 	}
+	var failed []string // bindings that matched and could not submit (eventbinding.go)
 	for _, o := range objs {
 		b, ok := o.(*v1alpha1.WorkflowEventBinding)
 		if !ok {
@@ -80,9 +85,15 @@ func (s *eventServer) ReceiveEvent(ctx context.Context, req *event.EventRequest)
 		switch {
 		case err != nil:
 			log.Warn("event not dispatched", "error", err)
+			if !errors.Is(err, errSelector) {
+				failed = append(failed, dispatchFailure(b, err))
+			}
 		case wf != nil:
 			log.Info("workflow submitted from event", "workflow", wf.Name, "discriminator", req.GetDiscriminator())
 		}
+	}
+	if len(failed) > 0 {
+		return nil, dispatchError(failed)
 	}
 	return &event.EventResponse{}, nil
 }
@@ -122,7 +133,7 @@ func eventEnv(ctx context.Context, req *event.EventRequest) (map[string]any, err
 func (s *eventServer) dispatch(ctx context.Context, b *v1alpha1.WorkflowEventBinding, env map[string]any) (*v1alpha1.Workflow, error) {
 	matched, err := expr.EvalBool(b.Spec.Event.Selector, env)
 	if err != nil {
-		return nil, fmt.Errorf("selector: %w", err)
+		return nil, fmt.Errorf("%w: %w", errSelector, err)
 	}
 	if !matched || b.Spec.Submit == nil {
 		return nil, nil

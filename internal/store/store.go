@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // Errors a store returns; wrap them with %w and test with errors.Is.
@@ -64,4 +66,17 @@ const (
 type Event struct {
 	Type   EventType
 	Object Object
+}
+
+// MemoEntry is one entry of a memoization cache (template memoize): the
+// outputs a node saved under a key of a named cache in a namespace.
+type MemoEntry struct {
+	Namespace, Cache, Key string
+	// NodeID is the node whose outputs were saved.
+	NodeID string
+	// Outputs are the saved outputs; nil for a node without any.
+	Outputs *v1alpha1.Outputs
+	// CreatedAt is when the entry was saved (maxAge counts from it);
+	// LastHitAt when it was last used, or CreatedAt.
+	CreatedAt, LastHitAt time.Time
 }

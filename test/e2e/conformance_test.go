@@ -42,7 +42,7 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results := runAll(t, dir, examples, "")
+	results := runAll(t, dir, examples, syncConfig(t))
 	passed, failed := 0, 0
 	for _, r := range results {
 		if r.reason == "" {
@@ -61,6 +61,20 @@ func TestConformance(t *testing.T) {
 	if float64(passed) < 0.95*float64(len(results)) {
 		t.Errorf("pass rate %d/%d is below 95%%", passed, len(results))
 	}
+}
+
+// syncConfig writes the config the synchronization examples need: the
+// ConfigMap my-config that their semaphores name, and the limits of their
+// database semaphores (without them a workflow waits, as it should).
+func syncConfig(t *testing.T) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, file, `configMaps:
+  my-config: {workflow: "1", template: "2"}
+synchronization:
+  limits: {default/workflow: 1, default/template: 2}
+`)
+	return file
 }
 
 func runnableExamples(tsv string) ([]example, error) { return examplesNeeding(tsv, "none") }
@@ -186,11 +200,12 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// exampleTimeout bounds one example: $BRAID_CONFORMANCE_TIMEOUT, default 3m.
+// exampleTimeout bounds one example: $BRAID_CONFORMANCE_TIMEOUT, default 5m
+// (the template-level mutex examples hold a mutex 5 x 50 s in a row).
 // examples/forever.yaml runs for 1,000 s by design and fails under the default.
 func exampleTimeout() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("BRAID_CONFORMANCE_TIMEOUT")); err == nil && d > 0 {
 		return d
 	}
-	return 3 * time.Minute
+	return 5 * time.Minute
 }

@@ -75,6 +75,21 @@ CREATE TABLE archived_labels (
 CREATE INDEX archived_labels_by_kv ON archived_labels (key, value, archive_id);
 CREATE INDEX archived_labels_by_ns ON archived_labels (namespace, key, value);
 `,
+	// 3: the memoization caches (memo.go): one row per (namespace, cache
+	// name, key), as Argo keeps one ConfigMap key per entry.
+	`
+CREATE TABLE memo (
+    namespace   TEXT    NOT NULL,
+    cache       TEXT    NOT NULL,          -- memoize.cache.configMap.name
+    key         TEXT    NOT NULL,
+    node_id     TEXT    NOT NULL,          -- the node whose outputs were saved
+    outputs     BLOB,                      -- JSON of v1alpha1.Outputs; NULL when the node had none
+    created_at  INTEGER NOT NULL,          -- unix nanoseconds from the injected clock
+    last_hit_at INTEGER NOT NULL,          -- unix nanoseconds; created_at until the first hit
+    PRIMARY KEY (namespace, cache, key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX memo_by_last_hit ON memo (last_hit_at);
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

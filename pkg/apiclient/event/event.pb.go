@@ -180,6 +180,287 @@ func (x *ListWorkflowEventBindingsRequest) GetListOptions() *workflow.ListOption
 	return nil
 }
 
+// braid's own: argo-server has no calls that write WorkflowEventBindings
+// (on Kubernetes, kubectl does).
+type CreateWorkflowEventBindingRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// A WorkflowEventBinding as JSON.
+	WorkflowEventBinding *structpb.Struct        `protobuf:"bytes,2,opt,name=workflowEventBinding,proto3" json:"workflowEventBinding,omitempty"`
+	CreateOptions        *workflow.CreateOptions `protobuf:"bytes,3,opt,name=createOptions,proto3" json:"createOptions,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *CreateWorkflowEventBindingRequest) Reset() {
+	*x = CreateWorkflowEventBindingRequest{}
+	mi := &file_braid_event_event_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateWorkflowEventBindingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateWorkflowEventBindingRequest) ProtoMessage() {}
+
+func (x *CreateWorkflowEventBindingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_event_event_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateWorkflowEventBindingRequest.ProtoReflect.Descriptor instead.
+func (*CreateWorkflowEventBindingRequest) Descriptor() ([]byte, []int) {
+	return file_braid_event_event_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CreateWorkflowEventBindingRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *CreateWorkflowEventBindingRequest) GetWorkflowEventBinding() *structpb.Struct {
+	if x != nil {
+		return x.WorkflowEventBinding
+	}
+	return nil
+}
+
+func (x *CreateWorkflowEventBindingRequest) GetCreateOptions() *workflow.CreateOptions {
+	if x != nil {
+		return x.CreateOptions
+	}
+	return nil
+}
+
+type GetWorkflowEventBindingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	GetOptions    *workflow.GetOptions   `protobuf:"bytes,3,opt,name=getOptions,proto3" json:"getOptions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetWorkflowEventBindingRequest) Reset() {
+	*x = GetWorkflowEventBindingRequest{}
+	mi := &file_braid_event_event_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetWorkflowEventBindingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetWorkflowEventBindingRequest) ProtoMessage() {}
+
+func (x *GetWorkflowEventBindingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_event_event_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetWorkflowEventBindingRequest.ProtoReflect.Descriptor instead.
+func (*GetWorkflowEventBindingRequest) Descriptor() ([]byte, []int) {
+	return file_braid_event_event_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *GetWorkflowEventBindingRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *GetWorkflowEventBindingRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetWorkflowEventBindingRequest) GetGetOptions() *workflow.GetOptions {
+	if x != nil {
+		return x.GetOptions
+	}
+	return nil
+}
+
+type UpdateWorkflowEventBindingRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// Defaults to the binding's metadata.name, which must match it when set.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// A WorkflowEventBinding as JSON.
+	WorkflowEventBinding *structpb.Struct `protobuf:"bytes,3,opt,name=workflowEventBinding,proto3" json:"workflowEventBinding,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *UpdateWorkflowEventBindingRequest) Reset() {
+	*x = UpdateWorkflowEventBindingRequest{}
+	mi := &file_braid_event_event_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateWorkflowEventBindingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateWorkflowEventBindingRequest) ProtoMessage() {}
+
+func (x *UpdateWorkflowEventBindingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_event_event_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateWorkflowEventBindingRequest.ProtoReflect.Descriptor instead.
+func (*UpdateWorkflowEventBindingRequest) Descriptor() ([]byte, []int) {
+	return file_braid_event_event_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *UpdateWorkflowEventBindingRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *UpdateWorkflowEventBindingRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UpdateWorkflowEventBindingRequest) GetWorkflowEventBinding() *structpb.Struct {
+	if x != nil {
+		return x.WorkflowEventBinding
+	}
+	return nil
+}
+
+type DeleteWorkflowEventBindingRequest struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	Namespace     string                  `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name          string                  `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	DeleteOptions *workflow.DeleteOptions `protobuf:"bytes,3,opt,name=deleteOptions,proto3" json:"deleteOptions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteWorkflowEventBindingRequest) Reset() {
+	*x = DeleteWorkflowEventBindingRequest{}
+	mi := &file_braid_event_event_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteWorkflowEventBindingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteWorkflowEventBindingRequest) ProtoMessage() {}
+
+func (x *DeleteWorkflowEventBindingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_event_event_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteWorkflowEventBindingRequest.ProtoReflect.Descriptor instead.
+func (*DeleteWorkflowEventBindingRequest) Descriptor() ([]byte, []int) {
+	return file_braid_event_event_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DeleteWorkflowEventBindingRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *DeleteWorkflowEventBindingRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DeleteWorkflowEventBindingRequest) GetDeleteOptions() *workflow.DeleteOptions {
+	if x != nil {
+		return x.DeleteOptions
+	}
+	return nil
+}
+
+type DeleteWorkflowEventBindingResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteWorkflowEventBindingResponse) Reset() {
+	*x = DeleteWorkflowEventBindingResponse{}
+	mi := &file_braid_event_event_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteWorkflowEventBindingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteWorkflowEventBindingResponse) ProtoMessage() {}
+
+func (x *DeleteWorkflowEventBindingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_event_event_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteWorkflowEventBindingResponse.ProtoReflect.Descriptor instead.
+func (*DeleteWorkflowEventBindingResponse) Descriptor() ([]byte, []int) {
+	return file_braid_event_event_proto_rawDescGZIP(), []int{7}
+}
+
 var File_braid_event_event_proto protoreflect.FileDescriptor
 
 const file_braid_event_event_proto_rawDesc = "" +
@@ -192,10 +473,33 @@ const file_braid_event_event_proto_rawDesc = "" +
 	"\rEventResponse\"y\n" +
 	" ListWorkflowEventBindingsRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x127\n" +
-	"\vlistOptions\x18\x02 \x01(\v2\x15.workflow.ListOptionsR\vlistOptions2\x9b\x02\n" +
+	"\vlistOptions\x18\x02 \x01(\v2\x15.workflow.ListOptionsR\vlistOptions\"\xcd\x01\n" +
+	"!CreateWorkflowEventBindingRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12K\n" +
+	"\x14workflowEventBinding\x18\x02 \x01(\v2\x17.google.protobuf.StructR\x14workflowEventBinding\x12=\n" +
+	"\rcreateOptions\x18\x03 \x01(\v2\x17.workflow.CreateOptionsR\rcreateOptions\"\x88\x01\n" +
+	"\x1eGetWorkflowEventBindingRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
+	"\n" +
+	"getOptions\x18\x03 \x01(\v2\x14.workflow.GetOptionsR\n" +
+	"getOptions\"\xa2\x01\n" +
+	"!UpdateWorkflowEventBindingRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12K\n" +
+	"\x14workflowEventBinding\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x14workflowEventBinding\"\x94\x01\n" +
+	"!DeleteWorkflowEventBindingRequest\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12=\n" +
+	"\rdeleteOptions\x18\x03 \x01(\v2\x17.workflow.DeleteOptionsR\rdeleteOptions\"$\n" +
+	"\"DeleteWorkflowEventBindingResponse2\x9e\a\n" +
 	"\fEventService\x12v\n" +
 	"\fReceiveEvent\x12\x13.event.EventRequest\x1a\x14.event.EventResponse\";\x82\xd3\xe4\x93\x025:\apayload\"*/api/v1/events/{namespace}/{discriminator}\x12\x92\x01\n" +
-	"\x19ListWorkflowEventBindings\x12'.event.ListWorkflowEventBindingsRequest\x1a\x17.google.protobuf.Struct\"3\x82\xd3\xe4\x93\x02-\x12+/api/v1/workflow-event-bindings/{namespace}B4Z2github.com/braidwf/braid/pkg/apiclient/event;eventb\x06proto3"
+	"\x19ListWorkflowEventBindings\x12'.event.ListWorkflowEventBindingsRequest\x1a\x17.google.protobuf.Struct\"3\x82\xd3\xe4\x93\x02-\x12+/api/v1/workflow-event-bindings/{namespace}\x12\x97\x01\n" +
+	"\x1aCreateWorkflowEventBinding\x12(.event.CreateWorkflowEventBindingRequest\x1a\x17.google.protobuf.Struct\"6\x82\xd3\xe4\x93\x020:\x01*\"+/api/v1/workflow-event-bindings/{namespace}\x12\x95\x01\n" +
+	"\x17GetWorkflowEventBinding\x12%.event.GetWorkflowEventBindingRequest\x1a\x17.google.protobuf.Struct\":\x82\xd3\xe4\x93\x024\x122/api/v1/workflow-event-bindings/{namespace}/{name}\x12\x9e\x01\n" +
+	"\x1aUpdateWorkflowEventBinding\x12(.event.UpdateWorkflowEventBindingRequest\x1a\x17.google.protobuf.Struct\"=\x82\xd3\xe4\x93\x027:\x01*\x1a2/api/v1/workflow-event-bindings/{namespace}/{name}\x12\xad\x01\n" +
+	"\x1aDeleteWorkflowEventBinding\x12(.event.DeleteWorkflowEventBindingRequest\x1a).event.DeleteWorkflowEventBindingResponse\":\x82\xd3\xe4\x93\x024*2/api/v1/workflow-event-bindings/{namespace}/{name}B4Z2github.com/braidwf/braid/pkg/apiclient/event;eventb\x06proto3"
 
 var (
 	file_braid_event_event_proto_rawDescOnce sync.Once
@@ -209,27 +513,48 @@ func file_braid_event_event_proto_rawDescGZIP() []byte {
 	return file_braid_event_event_proto_rawDescData
 }
 
-var file_braid_event_event_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_braid_event_event_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_braid_event_event_proto_goTypes = []any{
-	(*EventRequest)(nil),                     // 0: event.EventRequest
-	(*EventResponse)(nil),                    // 1: event.EventResponse
-	(*ListWorkflowEventBindingsRequest)(nil), // 2: event.ListWorkflowEventBindingsRequest
-	(*structpb.Value)(nil),                   // 3: google.protobuf.Value
-	(*workflow.ListOptions)(nil),             // 4: workflow.ListOptions
-	(*structpb.Struct)(nil),                  // 5: google.protobuf.Struct
+	(*EventRequest)(nil),                       // 0: event.EventRequest
+	(*EventResponse)(nil),                      // 1: event.EventResponse
+	(*ListWorkflowEventBindingsRequest)(nil),   // 2: event.ListWorkflowEventBindingsRequest
+	(*CreateWorkflowEventBindingRequest)(nil),  // 3: event.CreateWorkflowEventBindingRequest
+	(*GetWorkflowEventBindingRequest)(nil),     // 4: event.GetWorkflowEventBindingRequest
+	(*UpdateWorkflowEventBindingRequest)(nil),  // 5: event.UpdateWorkflowEventBindingRequest
+	(*DeleteWorkflowEventBindingRequest)(nil),  // 6: event.DeleteWorkflowEventBindingRequest
+	(*DeleteWorkflowEventBindingResponse)(nil), // 7: event.DeleteWorkflowEventBindingResponse
+	(*structpb.Value)(nil),                     // 8: google.protobuf.Value
+	(*workflow.ListOptions)(nil),               // 9: workflow.ListOptions
+	(*structpb.Struct)(nil),                    // 10: google.protobuf.Struct
+	(*workflow.CreateOptions)(nil),             // 11: workflow.CreateOptions
+	(*workflow.GetOptions)(nil),                // 12: workflow.GetOptions
+	(*workflow.DeleteOptions)(nil),             // 13: workflow.DeleteOptions
 }
 var file_braid_event_event_proto_depIdxs = []int32{
-	3, // 0: event.EventRequest.payload:type_name -> google.protobuf.Value
-	4, // 1: event.ListWorkflowEventBindingsRequest.listOptions:type_name -> workflow.ListOptions
-	0, // 2: event.EventService.ReceiveEvent:input_type -> event.EventRequest
-	2, // 3: event.EventService.ListWorkflowEventBindings:input_type -> event.ListWorkflowEventBindingsRequest
-	1, // 4: event.EventService.ReceiveEvent:output_type -> event.EventResponse
-	5, // 5: event.EventService.ListWorkflowEventBindings:output_type -> google.protobuf.Struct
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	8,  // 0: event.EventRequest.payload:type_name -> google.protobuf.Value
+	9,  // 1: event.ListWorkflowEventBindingsRequest.listOptions:type_name -> workflow.ListOptions
+	10, // 2: event.CreateWorkflowEventBindingRequest.workflowEventBinding:type_name -> google.protobuf.Struct
+	11, // 3: event.CreateWorkflowEventBindingRequest.createOptions:type_name -> workflow.CreateOptions
+	12, // 4: event.GetWorkflowEventBindingRequest.getOptions:type_name -> workflow.GetOptions
+	10, // 5: event.UpdateWorkflowEventBindingRequest.workflowEventBinding:type_name -> google.protobuf.Struct
+	13, // 6: event.DeleteWorkflowEventBindingRequest.deleteOptions:type_name -> workflow.DeleteOptions
+	0,  // 7: event.EventService.ReceiveEvent:input_type -> event.EventRequest
+	2,  // 8: event.EventService.ListWorkflowEventBindings:input_type -> event.ListWorkflowEventBindingsRequest
+	3,  // 9: event.EventService.CreateWorkflowEventBinding:input_type -> event.CreateWorkflowEventBindingRequest
+	4,  // 10: event.EventService.GetWorkflowEventBinding:input_type -> event.GetWorkflowEventBindingRequest
+	5,  // 11: event.EventService.UpdateWorkflowEventBinding:input_type -> event.UpdateWorkflowEventBindingRequest
+	6,  // 12: event.EventService.DeleteWorkflowEventBinding:input_type -> event.DeleteWorkflowEventBindingRequest
+	1,  // 13: event.EventService.ReceiveEvent:output_type -> event.EventResponse
+	10, // 14: event.EventService.ListWorkflowEventBindings:output_type -> google.protobuf.Struct
+	10, // 15: event.EventService.CreateWorkflowEventBinding:output_type -> google.protobuf.Struct
+	10, // 16: event.EventService.GetWorkflowEventBinding:output_type -> google.protobuf.Struct
+	10, // 17: event.EventService.UpdateWorkflowEventBinding:output_type -> google.protobuf.Struct
+	7,  // 18: event.EventService.DeleteWorkflowEventBinding:output_type -> event.DeleteWorkflowEventBindingResponse
+	13, // [13:19] is the sub-list for method output_type
+	7,  // [7:13] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_braid_event_event_proto_init() }
@@ -243,7 +568,7 @@ func file_braid_event_event_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_braid_event_event_proto_rawDesc), len(file_braid_event_event_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

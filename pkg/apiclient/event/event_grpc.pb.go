@@ -23,8 +23,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	EventService_ReceiveEvent_FullMethodName              = "/event.EventService/ReceiveEvent"
-	EventService_ListWorkflowEventBindings_FullMethodName = "/event.EventService/ListWorkflowEventBindings"
+	EventService_ReceiveEvent_FullMethodName               = "/event.EventService/ReceiveEvent"
+	EventService_ListWorkflowEventBindings_FullMethodName  = "/event.EventService/ListWorkflowEventBindings"
+	EventService_CreateWorkflowEventBinding_FullMethodName = "/event.EventService/CreateWorkflowEventBinding"
+	EventService_GetWorkflowEventBinding_FullMethodName    = "/event.EventService/GetWorkflowEventBinding"
+	EventService_UpdateWorkflowEventBinding_FullMethodName = "/event.EventService/UpdateWorkflowEventBinding"
+	EventService_DeleteWorkflowEventBinding_FullMethodName = "/event.EventService/DeleteWorkflowEventBinding"
 )
 
 // EventServiceClient is the client API for EventService service.
@@ -34,6 +38,16 @@ type EventServiceClient interface {
 	ReceiveEvent(ctx context.Context, in *EventRequest, opts ...grpc.CallOption) (*EventResponse, error)
 	// Returns a WorkflowEventBindingList.
 	ListWorkflowEventBindings(ctx context.Context, in *ListWorkflowEventBindingsRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// braid's own. Validates the binding (its selector and valueFrom.event
+	// expressions compile) and stores it; returns the stored binding.
+	CreateWorkflowEventBinding(ctx context.Context, in *CreateWorkflowEventBindingRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// braid's own.
+	GetWorkflowEventBinding(ctx context.Context, in *GetWorkflowEventBindingRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// braid's own. Validated as on create; a stale metadata.resourceVersion
+	// is a conflict, an empty one replaces whatever is stored.
+	UpdateWorkflowEventBinding(ctx context.Context, in *UpdateWorkflowEventBindingRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// braid's own.
+	DeleteWorkflowEventBinding(ctx context.Context, in *DeleteWorkflowEventBindingRequest, opts ...grpc.CallOption) (*DeleteWorkflowEventBindingResponse, error)
 }
 
 type eventServiceClient struct {
@@ -64,6 +78,46 @@ func (c *eventServiceClient) ListWorkflowEventBindings(ctx context.Context, in *
 	return out, nil
 }
 
+func (c *eventServiceClient) CreateWorkflowEventBinding(ctx context.Context, in *CreateWorkflowEventBindingRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, EventService_CreateWorkflowEventBinding_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) GetWorkflowEventBinding(ctx context.Context, in *GetWorkflowEventBindingRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, EventService_GetWorkflowEventBinding_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) UpdateWorkflowEventBinding(ctx context.Context, in *UpdateWorkflowEventBindingRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, EventService_UpdateWorkflowEventBinding_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *eventServiceClient) DeleteWorkflowEventBinding(ctx context.Context, in *DeleteWorkflowEventBindingRequest, opts ...grpc.CallOption) (*DeleteWorkflowEventBindingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteWorkflowEventBindingResponse)
+	err := c.cc.Invoke(ctx, EventService_DeleteWorkflowEventBinding_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EventServiceServer is the server API for EventService service.
 // All implementations must embed UnimplementedEventServiceServer
 // for forward compatibility.
@@ -71,6 +125,16 @@ type EventServiceServer interface {
 	ReceiveEvent(context.Context, *EventRequest) (*EventResponse, error)
 	// Returns a WorkflowEventBindingList.
 	ListWorkflowEventBindings(context.Context, *ListWorkflowEventBindingsRequest) (*structpb.Struct, error)
+	// braid's own. Validates the binding (its selector and valueFrom.event
+	// expressions compile) and stores it; returns the stored binding.
+	CreateWorkflowEventBinding(context.Context, *CreateWorkflowEventBindingRequest) (*structpb.Struct, error)
+	// braid's own.
+	GetWorkflowEventBinding(context.Context, *GetWorkflowEventBindingRequest) (*structpb.Struct, error)
+	// braid's own. Validated as on create; a stale metadata.resourceVersion
+	// is a conflict, an empty one replaces whatever is stored.
+	UpdateWorkflowEventBinding(context.Context, *UpdateWorkflowEventBindingRequest) (*structpb.Struct, error)
+	// braid's own.
+	DeleteWorkflowEventBinding(context.Context, *DeleteWorkflowEventBindingRequest) (*DeleteWorkflowEventBindingResponse, error)
 	mustEmbedUnimplementedEventServiceServer()
 }
 
@@ -86,6 +150,18 @@ func (UnimplementedEventServiceServer) ReceiveEvent(context.Context, *EventReque
 }
 func (UnimplementedEventServiceServer) ListWorkflowEventBindings(context.Context, *ListWorkflowEventBindingsRequest) (*structpb.Struct, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWorkflowEventBindings not implemented")
+}
+func (UnimplementedEventServiceServer) CreateWorkflowEventBinding(context.Context, *CreateWorkflowEventBindingRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateWorkflowEventBinding not implemented")
+}
+func (UnimplementedEventServiceServer) GetWorkflowEventBinding(context.Context, *GetWorkflowEventBindingRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetWorkflowEventBinding not implemented")
+}
+func (UnimplementedEventServiceServer) UpdateWorkflowEventBinding(context.Context, *UpdateWorkflowEventBindingRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateWorkflowEventBinding not implemented")
+}
+func (UnimplementedEventServiceServer) DeleteWorkflowEventBinding(context.Context, *DeleteWorkflowEventBindingRequest) (*DeleteWorkflowEventBindingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteWorkflowEventBinding not implemented")
 }
 func (UnimplementedEventServiceServer) mustEmbedUnimplementedEventServiceServer() {}
 func (UnimplementedEventServiceServer) testEmbeddedByValue()                      {}
@@ -144,6 +220,78 @@ func _EventService_ListWorkflowEventBindings_Handler(srv interface{}, ctx contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _EventService_CreateWorkflowEventBinding_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateWorkflowEventBindingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).CreateWorkflowEventBinding(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EventService_CreateWorkflowEventBinding_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).CreateWorkflowEventBinding(ctx, req.(*CreateWorkflowEventBindingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_GetWorkflowEventBinding_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetWorkflowEventBindingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).GetWorkflowEventBinding(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EventService_GetWorkflowEventBinding_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).GetWorkflowEventBinding(ctx, req.(*GetWorkflowEventBindingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_UpdateWorkflowEventBinding_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateWorkflowEventBindingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).UpdateWorkflowEventBinding(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EventService_UpdateWorkflowEventBinding_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).UpdateWorkflowEventBinding(ctx, req.(*UpdateWorkflowEventBindingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _EventService_DeleteWorkflowEventBinding_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteWorkflowEventBindingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EventServiceServer).DeleteWorkflowEventBinding(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: EventService_DeleteWorkflowEventBinding_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EventServiceServer).DeleteWorkflowEventBinding(ctx, req.(*DeleteWorkflowEventBindingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // EventService_ServiceDesc is the grpc.ServiceDesc for EventService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -158,6 +306,22 @@ var EventService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListWorkflowEventBindings",
 			Handler:    _EventService_ListWorkflowEventBindings_Handler,
+		},
+		{
+			MethodName: "CreateWorkflowEventBinding",
+			Handler:    _EventService_CreateWorkflowEventBinding_Handler,
+		},
+		{
+			MethodName: "GetWorkflowEventBinding",
+			Handler:    _EventService_GetWorkflowEventBinding_Handler,
+		},
+		{
+			MethodName: "UpdateWorkflowEventBinding",
+			Handler:    _EventService_UpdateWorkflowEventBinding_Handler,
+		},
+		{
+			MethodName: "DeleteWorkflowEventBinding",
+			Handler:    _EventService_DeleteWorkflowEventBinding_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/braidwf/braid/internal/spec"
+	"github.com/braidwf/braid/pkg/apiclient/event"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// WorkflowEventBinding management: braid's own calls on EventService
+// (argo-server has none; on Kubernetes kubectl writes bindings). Create
+// and update validate as lint does: a selector or a valueFrom.event that
+// does not compile is a 400 naming the binding and the expression, and
+// nothing is stored. The WorkflowTemplate a binding submits need not exist
+// yet, as in Argo: a binding may be applied before its template. An event
+// that matches a binding whose template is missing answers with an error
+// that names both (see ReceiveEvent).
+
+func (s *eventServer) CreateWorkflowEventBinding(ctx context.Context, req *event.CreateWorkflowEventBindingRequest) (*structpb.Struct, error) {
+	b, err := s.admitBinding(req.GetNamespace(), req.GetWorkflowEventBinding())
+	if err != nil {
+		return nil, err
+	}
+	c := &s.bindings
+	if b.Name == "" && b.GenerateName == "" {
+		return nil, status.Error(codes.InvalidArgument, "metadata.name or metadata.generateName is required")
+	}
+	if len(req.GetCreateOptions().GetDryRun()) > 0 {
+		return toStruct(b)
+	}
+	if b.Name != "" {
+		if err := c.store.Create(ctx, b); err != nil {
+			return nil, c.errorf(err, b.Name)
+		}
+	} else if err := c.createGenerated(ctx, b); err != nil {
+		return nil, err
+	}
+	c.log.Info("created", "kind", c.kind, "namespace", b.Namespace, "name", b.Name)
+	return toStruct(b)
+}
+
+func (s *eventServer) GetWorkflowEventBinding(ctx context.Context, req *event.GetWorkflowEventBindingRequest) (*structpb.Struct, error) {
+	return s.bindings.getStruct(ctx, req.GetNamespace(), req.GetName())
+}
+
+// UpdateWorkflowEventBinding replaces a stored binding. An empty
+// metadata.resourceVersion replaces whatever is stored; a stale one is a
+// conflict.
+func (s *eventServer) UpdateWorkflowEventBinding(ctx context.Context, req *event.UpdateWorkflowEventBindingRequest) (*structpb.Struct, error) {
+	b, err := s.admitBinding(req.GetNamespace(), req.GetWorkflowEventBinding())
+	if err != nil {
+		return nil, err
+	}
+	c := &s.bindings
+	switch name := req.GetName(); {
+	case b.Name == "" && name == "":
+		return nil, status.Error(codes.InvalidArgument, "metadata.name is required")
+	case b.Name == "":
+		b.Name = name
+	case name != "" && b.Name != name:
+		return nil, status.Errorf(codes.InvalidArgument,
+			"the name of the WorkflowEventBinding (%q) does not match the name of the request (%q)", b.Name, name)
+	}
+	cur, err := c.get(ctx, b.Namespace, b.Name)
+	if err != nil {
+		return nil, err
+	}
+	if b.ResourceVersion == "" {
+		b.ResourceVersion = cur.GetResourceVersion()
+	}
+	if err := c.store.Update(ctx, b); err != nil {
+		return nil, c.errorf(err, b.Name)
+	}
+	c.log.Info("updated", "kind", c.kind, "namespace", b.Namespace, "name", b.Name)
+	return toStruct(b)
+}
+
+func (s *eventServer) DeleteWorkflowEventBinding(ctx context.Context, req *event.DeleteWorkflowEventBindingRequest) (*event.DeleteWorkflowEventBindingResponse, error) {
+	if err := s.bindings.delete(ctx, req.GetNamespace(), req.GetName(), req.GetDeleteOptions()); err != nil {
+		return nil, err
+	}
+	return &event.DeleteWorkflowEventBindingResponse{}, nil
+}
+
+// admitBinding decodes and validates a submitted binding: its namespace
+// defaults to the request's, its names are checked as Kubernetes does, and
+// its expressions must compile.
+func (s *eventServer) admitBinding(namespace string, in *structpb.Struct) (*v1alpha1.WorkflowEventBinding, error) {
+	c := &s.bindings
+	if in == nil || len(in.GetFields()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "workflowEventBinding is required")
+	}
+	m := in.AsMap()
+	if _, ok := m["apiVersion"]; !ok {
+		m["apiVersion"] = v1alpha1.APIVersion
+	}
+	if _, ok := m["kind"]; !ok {
+		m["kind"] = string(c.kind)
+	}
+	if k, _ := m["kind"].(string); k != string(c.kind) {
+		return nil, status.Errorf(codes.InvalidArgument, "kind must be %s, not %q", c.kind, k)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", c.kind, err)
+	}
+	docs, err := spec.Load("", data, spec.Lenient)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if len(docs) != 1 {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: not a %s", c.kind, c.kind)
+	}
+	b, ok := docs[0].Object.(*v1alpha1.WorkflowEventBinding)
+	if !ok {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: not a %s", c.kind, c.kind)
+	}
+	if err := c.defaultNamespace(b, namespace); err != nil {
+		return nil, err
+	}
+	if err := validateObjectMeta(c.kind, b, true); err != nil {
+		return nil, err
+	}
+	if errs, _ := spec.Validate(docs[0], submittedTemplate(b)).Split(); len(errs) > 0 {
+		for i := range errs {
+			errs[i].Line = 0 // the request was re-encoded: its lines mean nothing to the client
+		}
+		return nil, status.Error(codes.InvalidArgument, errs.Error())
+	}
+	return b, nil
+}
+
+// submittedTemplate is a catalog in which the template b submits exists
+// (empty): validation then checks b's own fields only, as Argo accepts a
+// binding whose template does not exist yet.
+func submittedTemplate(b *v1alpha1.WorkflowEventBinding) *spec.Catalog {
+	if b.Spec.Submit == nil || b.Spec.Submit.WorkflowTemplateRef.Name == "" {
+		return spec.NewCatalog(nil)
+	}
+	ref := b.Spec.Submit.WorkflowTemplateRef
+	var obj spec.Object
+	if ref.ClusterScope {
+		t := &v1alpha1.ClusterWorkflowTemplate{}
+		t.Name = ref.Name
+		obj = t
+	} else {
+		t := &v1alpha1.WorkflowTemplate{}
+		t.Name, t.Namespace = ref.Name, b.Namespace
+		obj = t
+	}
+	return spec.NewCatalog([]*spec.Document{{Name: ref.Name, Object: obj}})
+}
+
+// dispatchError is the answer to an event that matched bindings which
+// could not submit their workflow (a missing template, a parameter that
+// did not evaluate); it names each binding and what went wrong. Workflows
+// of the other bindings are submitted all the same.
+func dispatchError(failed []string) error {
+	return status.Errorf(codes.Internal, "failed to dispatch event: %s", strings.Join(failed, "; "))
+}
+
+// dispatchFailure is one binding's part of a dispatchError.
+func dispatchFailure(b *v1alpha1.WorkflowEventBinding, err error) string {
+	return fmt.Sprintf("WorkflowEventBinding %q: %s", b.Name, withoutStatusPrefix(err.Error()))
+}
+
+// withoutStatusPrefix drops the "rpc error: code = X desc = " that a
+// wrapped status error puts in the middle of a message.
+func withoutStatusPrefix(msg string) string {
+	const head, desc = "rpc error: code = ", " desc = "
+	for {
+		i := strings.Index(msg, head)
+		if i < 0 {
+			return msg
+		}
+		j := strings.Index(msg[i:], desc)
+		if j < 0 {
+			return msg
+		}
+		msg = msg[:i] + msg[i+j+len(desc):]
+	}
+}
+
+// errSelector marks a binding whose selector did not evaluate to a bool
+// for an event: it is logged and skipped, and does not fail the event for
+// the other bindings.
+var errSelector = errors.New("selector")
