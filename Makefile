@@ -52,10 +52,10 @@ lint: vet fmt-check verify-generated
 run: build
 	$(BIN) run $(EXAMPLE)
 
-## conformance: lint Argo's 217 examples, then run the host-runnable ones with braid run.
+## conformance: lint Argo's 217 examples, run the host-runnable ones with braid run, and the template, cron, event, sync and memo ones through braid server.
 conformance: build
 	./hack/conformance.sh $(BIN) "$(BRAID_CONFORMANCE_DIR)"
-	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance(Artifacts)?$$' -v ./test/e2e/
+	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance(Artifacts|Server)?$$' -v ./test/e2e/
 
 ## bench: braid against GNU make on the same graphs (W1, W2, W5), API throughput (W6), then the package benchmarks.
 bench: build

@@ -39,6 +39,11 @@ type Config struct {
 	// view of its own: none, auto (the default, for "") or required. The
 	// --isolation flag of braid run overrides it.
 	Isolation string `json:"isolation,omitempty"`
+	// ImagesDir holds container images as OCI image layouts (a directory
+	// with an index.json) or OCI archives (.tar of such a layout). With
+	// isolation, a step whose image is found there runs on the image's
+	// root file system instead of the host's. "" means <data dir>/images.
+	ImagesDir string `json:"imagesDir,omitempty"`
 	// ConfigMaps stand in for Kubernetes ConfigMaps on one machine: name,
 	// then key, then value. Semaphore limits (synchronization
 	// configMapKeyRef) are read from here. A name may be qualified by its
