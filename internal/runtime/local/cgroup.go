@@ -384,15 +384,17 @@ func (rt *Runtime) startLimited(sc *stepCgroup, argv []string, attr *os.ProcAttr
 		proc, err := os.StartProcess(argv[0], argv, attr)
 		return proc, nil, err
 	}
-	return rt.startOnThread(nil, sc, argv, attr)
+	return rt.startOnThread(nil, nil, sc, argv, attr)
 }
 
 // startOnThread starts the process from a goroutine locked to a thread of
 // its own: prepare (may be nil) runs on the thread first (a root view's
-// mounts), then the thread forks the process inside sc. The thread is kept
+// mounts), then the thread forks the process inside sc, and forked (may be
+// nil) runs on the thread with its PID (a failure kills the process). The
+// thread is kept
 // until the process exits, since the process's Pdeathsig follows it;
 // exited is closed then, with the process left to reap.
-func (rt *Runtime) startOnThread(prepare func() error, sc *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
+func (rt *Runtime) startOnThread(prepare func() error, forked func(pid int) error, sc *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
 	type result struct {
 		proc *os.Process
 		err  error
@@ -408,6 +410,13 @@ func (rt *Runtime) startOnThread(prepare func() error, sc *stepCgroup, argv []st
 			}
 		}
 		proc, err := rt.forkIn(sc, argv, attr)
+		if err == nil && forked != nil {
+			if err = forked(proc.Pid); err != nil {
+				_ = proc.Kill()
+				_, _ = proc.Wait()
+				proc = nil
+			}
+		}
 		started <- result{proc: proc, err: err}
 		if err != nil {
 			return

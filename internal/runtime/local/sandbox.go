@@ -60,6 +60,12 @@ type sandbox struct {
 	// (recursively), since the overlay's lower layer holds only the root
 	// file system.
 	ro []string
+	// pidns is true when every step gets a PID namespace of its own, with
+	// a /proc that shows only its processes: the kernel can mount a proc
+	// for a namespace that has no process yet (the pidns= option, Linux
+	// 6.18). Otherwise steps see the host's processes in the host's /proc.
+	pidns    bool
+	pidnsErr error // why not
 }
 
 // newSandbox decides whether steps get a root view, following the
@@ -75,6 +81,9 @@ func (rt *Runtime) newSandbox(mode string) (*sandbox, error) {
 	}
 	sb, err := probeSandbox(rt.cfg.DataDir, rt.shimsDir, rt.cfg.Braid)
 	if err == nil {
+		if !sb.pidns {
+			rt.log.Warn("steps share the host's PID namespace and /proc", "reason", sb.pidnsErr.Error())
+		}
 		return sb, nil
 	}
 	if mode == IsolationRequired {
@@ -117,12 +126,90 @@ func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
 	errc := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		errc <- mountOverlay(v)
+		if err := mountOverlay(v); err != nil {
+			errc <- err
+			return
+		}
+		sb.pidnsErr = probePIDNamespace(filepath.Join(v.merged, "proc"))
+		sb.pidns = sb.pidnsErr == nil
+		errc <- nil
 	}()
 	if err := <-errc; err != nil {
 		return nil, fmt.Errorf("probe the root view: %w", err)
 	}
 	return sb, nil
+}
+
+// A step's PID namespace: the thread that forks the step unshares
+// CLONE_NEWPID first, so the step's process is the init (PID 1) of a
+// namespace of its own; it cannot see or signal the host's processes, and
+// when it ends the kernel kills whatever it left behind. Its /proc must show
+// that namespace, and proc can be mounted for it only once it has a
+// process (the pidns= option, Linux 6.18): the step is forked traced, so
+// that it stops at its exec, before its first instruction; the thread
+// mounts its /proc and lets it go.
+
+// newPIDNamespace makes the calling locked thread's next child the init of
+// a new PID namespace.
+func newPIDNamespace() error {
+	if err := syscall.Unshare(syscall.CLONE_NEWPID); err != nil {
+		return fmt.Errorf("new PID namespace: %w", err)
+	}
+	return nil
+}
+
+// mountProcFor waits for pid, forked traced by the calling thread, to stop
+// at its exec, mounts at dir a proc that shows pid's PID namespace, and
+// lets pid go on.
+func mountProcFor(pid int, dir string) error {
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); err != nil {
+		return fmt.Errorf("wait for the step's process to start: %w", err)
+	}
+	if !ws.Stopped() {
+		return fmt.Errorf("the step's process ended as it started (%v)", ws)
+	}
+	const flags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC
+	if err := syscall.Mount("proc", dir, "proc", flags, "pidns=/proc/"+strconv.Itoa(pid)+"/ns/pid"); err != nil {
+		return fmt.Errorf("mount the step's own /proc: %w", err)
+	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		return fmt.Errorf("start the step's process: %w", err)
+	}
+	return nil
+}
+
+// settlePidfdCheck makes the os package run, now, the check it does once
+// per process before its first fork: it forks a trivial child that exits at
+// once. Run on a thread that has unshared CLONE_NEWPID, that child would be
+// the new namespace's init, and its exit would leave the namespace unable
+// to take the step's process (ENOMEM). os.FindProcess runs the check.
+func settlePidfdCheck() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
+}
+
+// probePIDNamespace tries the whole PID namespace sequence on a process
+// that never runs (this executable, stopped at its exec, then killed).
+func probePIDNamespace(dir string) error {
+	settlePidfdCheck()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := newPIDNamespace(); err != nil {
+		return err
+	}
+	proc, err := os.StartProcess(exe, []string{exe}, &os.ProcAttr{
+		Sys: &syscall.SysProcAttr{Ptrace: true, Pdeathsig: syscall.SIGKILL}})
+	if err != nil {
+		return err
+	}
+	err = mountProcFor(proc.Pid, dir)
+	_ = proc.Kill()
+	_, _ = proc.Wait()
+	return err
 }
 
 func newViewIn(dir string) view {
@@ -182,6 +269,12 @@ func (sb *sandbox) mount(v view) error {
 	}
 	at := func(p string) string { return filepath.Join(v.merged, p) }
 	for _, m := range sb.rw {
+		if m == "/proc" && sb.pidns {
+			if err := newPIDNamespace(); err != nil {
+				return err
+			}
+			continue // mounted once the step's process exists (see mountProcFor)
+		}
 		if err := bind(m, at(m), true, false); err != nil {
 			return err
 		}
@@ -263,12 +356,17 @@ func bind(src, dst string, recursive, readOnly bool) error {
 // goroutine, taking the namespace with it once the step's processes are
 // gone.
 func (rt *Runtime) startInView(v view, cg *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
+	var forked func(pid int) error
+	if rt.sandbox.pidns {
+		attr.Sys.Ptrace = true
+		forked = func(pid int) error { return mountProcFor(pid, filepath.Join(v.merged, "proc")) }
+	}
 	return rt.startOnThread(func() error {
 		if err := rt.sandbox.mount(v); err != nil {
 			return fmt.Errorf("the step's root view: %w", err)
 		}
 		return nil
-	}, cg, argv, attr)
+	}, forked, cg, argv, attr)
 }
 
 // hostMounts lists the mount points of this process's mount namespace.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -237,7 +238,9 @@ outputs:
 // A deadline kills a step in its view and everything it started.
 func TestViewDeadline(t *testing.T) {
 	rt := newViewRuntime(t)
-	run := newRun(tmpl(t, `{name: a, container: {image: busybox, command: [sh, -c, "sleep 60 & echo $! > /tmp/child; sleep 60"]}}`))
+	// One child stays in the step's process group, one leaves it (setsid):
+	// the deadline ends both.
+	run := newRun(tmpl(t, `{name: a, container: {image: busybox, command: [sh, -c, "sleep 60.25 & setsid sleep 60.75 & sleep 60"]}}`))
 	run.ActiveDeadline = 300 * time.Millisecond
 	start := time.Now()
 	ev := final(runToEnd(t, rt, run))
@@ -247,15 +250,60 @@ func TestViewDeadline(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %v", took)
 	}
-	data, err := os.ReadFile(filepath.Join(rt.stepDir(run), viewTmp, "child"))
+	for _, marker := range []string{"sleep\x0060.25", "sleep\x0060.75"} {
+		if !rt.sandbox.pidns && strings.HasSuffix(marker, "75") {
+			continue // without a PID namespace a process that left the group survives
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for len(processesWith(t, marker)) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%q still runs after the deadline: %v", marker, processesWith(t, marker))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// processesWith lists the host's processes whose command line holds s.
+func processesWith(t *testing.T, s string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	if _, err := fmt.Sscan(string(data), &pid); err != nil {
-		t.Fatal(err)
+	var out []string
+	for _, f := range dirs {
+		data, err := os.ReadFile(f)
+		if err == nil && strings.Contains(string(data), s) {
+			out = append(out, filepath.Base(filepath.Dir(f)))
+		}
 	}
-	waitGone(t, pid, 5*time.Second)
+	return out
+}
+
+// With a PID namespace the step is PID 1 and its /proc shows only its own
+// processes.
+func TestViewOwnPIDNamespace(t *testing.T) {
+	rt := newViewRuntime(t)
+	if !rt.sandbox.pidns {
+		t.Skip("this kernel cannot mount a proc for a new PID namespace")
+	}
+	out := succeeded(t, rt, `
+name: a
+container:
+  image: busybox
+  command: [sh, -c, "echo $$$$ > /tmp/pid; ls /proc | grep -c '^[0-9][0-9]*$$' > /tmp/n"]
+outputs:
+  parameters:
+  - {name: pid, valueFrom: {path: /tmp/pid}}
+  - {name: count, valueFrom: {path: /tmp/n}}
+`)
+	if out["pid"] != "1" {
+		t.Errorf("the step's shell has PID %q in its namespace, want 1", out["pid"])
+	}
+	if n, err := strconv.Atoi(out["count"]); err != nil || n > 3 {
+		t.Errorf("the step's /proc lists %q processes, want its own few", out["count"])
+	}
 }
 
 // The isolation modes: an unknown one is refused; none gives no view.
