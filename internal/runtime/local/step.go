@@ -333,6 +333,7 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 		ev.Phase, ev.Message = v1alpha1.NodeError, fmt.Sprintf("wait for the step's process: %v", err)
 		rt.finish(s, ev)
 		rt.removeCgroup(s, p.cgroup)
+		rt.dropView(p.view)
 		return
 	}
 	code := exitCode(state)
@@ -363,6 +364,7 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 	}
 	rt.finish(s, ev)
 	rt.removeCgroup(s, p.cgroup)
+	rt.dropView(p.view)
 }
 
 // kill starts stopping a step's group, once: SIGTERM now, SIGKILL after the
