@@ -26,4 +26,13 @@ if ! command -v curl >/dev/null; then
   "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q curl
 fi
 
+# busybox-static: the image tests of the local runtime build an OCI image around its static /bin/busybox.
+if [[ ! -x /bin/busybox ]] || ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
+  echo "test-deps: installing busybox-static" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static
+fi
+
 ./hack/minio.sh build

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/artifact/file"
@@ -61,6 +62,7 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 		Braid:     self,
 		Artifacts: drivers,
 		Isolation: cmp.Or(cfg.Isolation, local.IsolationAuto),
+		ImagesDir: cmp.Or(cfg.ImagesDir, filepath.Join(cfg.DataDir, "images")),
 		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

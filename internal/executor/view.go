@@ -12,9 +12,9 @@ import (
 
 // Paths says where a step's paths are on the host: relative paths are under
 // WorkDir; when the step had a private /tmp, paths under /tmp are under Tmp;
-// and when it had a root view of its own (an overlay whose lower layer is
-// the host's root), what it wrote anywhere else is under Root, the view's
-// upper layer.
+// and when it had a root view of its own (an overlay whose lower layer is the
+// host's root or an image's, Lower), what it wrote anywhere else is under
+// Root, the view's upper layer.
 type Paths struct {
 	WorkDir string
 	Tmp     string
@@ -22,6 +22,17 @@ type Paths struct {
 	// saw the host's file system. With a Root, WorkDir is the working
 	// directory as the step saw it ("/" when its container sets none).
 	Root string
+	// Lower is the view's lower layer: "" for the host's root, or an
+	// image's unpacked root file system.
+	Lower string
+}
+
+// lower is where the view's path is in the lower layer, on the host.
+func (p Paths) lower(view string) string {
+	if p.Lower == "" {
+		return view
+	}
+	return filepath.Join(p.Lower, view)
 }
 
 // maxLinks bounds the symbolic links followed while a path is resolved in a
@@ -52,7 +63,7 @@ func (p Paths) Resolve(path string) string {
 	if up := filepath.Join(p.Root, view); exists(up) {
 		return up
 	}
-	return view
+	return p.lower(view)
 }
 
 // Target returns where a file must be written on the host for the step to
@@ -82,7 +93,7 @@ func (p Paths) MakeDir(path string) error {
 	if host, ok := p.inTmp(view); ok {
 		return os.MkdirAll(host, 0o755)
 	}
-	if info, err := os.Stat(view); err == nil && info.IsDir() {
+	if info, err := os.Stat(p.lower(view)); err == nil && info.IsDir() {
 		return nil
 	}
 	return p.mirrorDirs(view)
@@ -143,7 +154,7 @@ func (p Paths) link(view string) (string, bool) {
 	at := filepath.Join(p.Root, view)
 	info, err := os.Lstat(at)
 	if err != nil {
-		at = view
+		at = p.lower(view)
 		if info, err = os.Lstat(at); err != nil {
 			return "", false
 		}
@@ -174,7 +185,7 @@ func (p Paths) mirrorDirs(dir string) error {
 		return err
 	}
 	mode, uid, gid := os.FileMode(0o755), 0, 0
-	if info, err := os.Stat(dir); err == nil && info.IsDir() {
+	if info, err := os.Stat(p.lower(dir)); err == nil && info.IsDir() {
 		mode = info.Mode().Perm() | info.Mode()&(fs.ModeSticky|fs.ModeSetgid)
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			uid, gid = int(st.Uid), int(st.Gid)
@@ -204,7 +215,7 @@ func (p Paths) hideLower(dst string) {
 	if err != nil || !filepath.IsLocal(rel) {
 		return
 	}
-	if info, err := os.Stat(filepath.Join("/", rel)); err != nil || !info.IsDir() {
+	if info, err := os.Stat(p.lower(filepath.Join("/", rel))); err != nil || !info.IsDir() {
 		return
 	}
 	if info, err := os.Lstat(dst); err != nil || !info.IsDir() {

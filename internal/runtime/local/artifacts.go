@@ -68,7 +68,7 @@ func withSaveError(msg string, err error) string {
 func (p prepared) paths() executor.Paths {
 	paths := executor.Paths{WorkDir: p.workDir, Tmp: p.tmp}
 	if p.view != nil {
-		paths.Root = p.view.upper
+		paths.Root, paths.Lower = p.view.upper, p.view.lower
 	}
 	return paths
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/braidwf/braid/internal/image"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -17,22 +19,38 @@ import (
 // BenchmarkExecTrue, the bare fork, exec and wait of the same program.
 // Besides the wall time (ns/step) it reports braid's own CPU time
 // (cpu-ns/step), which is steadier on a busy machine. "view" is a step in a
-// root view of its own (Isolation required).
+// root view of its own (Isolation required); "image" one in a view of an
+// image's root (test/busybox:1 from an images directory, unpacked before
+// the timer starts; BenchmarkImageFirstUse measures the unpack).
 func BenchmarkRunTrue(b *testing.B) {
 	for _, bc := range []struct {
 		name          string
 		includeResult bool
 		isolation     string
-	}{{"plain", false, IsolationNone}, {"result", true, IsolationNone}, {"view", false, IsolationRequired}} {
+		image         bool
+	}{{"plain", false, IsolationNone, false}, {"result", true, IsolationNone, false},
+		{"view", false, IsolationRequired, false}, {"image", false, IsolationRequired, true}} {
 		includeResult := bc.includeResult
 		b.Run(bc.name, func(b *testing.B) {
-			rt, err := New(Config{DataDir: b.TempDir(), Isolation: bc.isolation})
+			cfg := Config{DataDir: b.TempDir(), Isolation: bc.isolation}
+			c := apiContainerTrue
+			if bc.image {
+				cfg.ImagesDir = filepath.Join(b.TempDir(), "images")
+				writeBusyboxImage(b, cfg.ImagesDir, false)
+				c.Image = "test/busybox:1"
+			}
+			rt, err := New(cfg)
 			if err != nil {
 				b.Skipf("%s: %v", bc.name, err)
 			}
 			defer rt.Close()
-			tp := &v1alpha1.Template{Name: "t", Container: &apiContainerTrue}
+			tp := &v1alpha1.Template{Name: "t", Container: &c}
 			ctx := context.Background()
+			if bc.image {
+				if _, err := rt.imageStore.Get(ctx, c.Image); err != nil {
+					b.Fatal(err)
+				}
+			}
 			runs := make([]runtime.Run, b.N)
 			for i := range runs {
 				runs[i] = newRun(tp)
@@ -66,6 +84,24 @@ var apiContainerTrue = apiContainer
 
 func init() {
 	apiContainerTrue.Command = []string{"true"}
+}
+
+// BenchmarkImageFirstUse is the first use of an image: find test/busybox:1
+// in an images directory (an OCI archive), check its blobs and unpack its
+// root.
+func BenchmarkImageFirstUse(b *testing.B) {
+	images := filepath.Join(b.TempDir(), "images")
+	writeBusyboxImage(b, images, true)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		s := image.NewStore(images, filepath.Join(b.TempDir(), rootfsDir))
+		b.StartTimer()
+		if _, err := s.Get(ctx, "test/busybox:1"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkExecTrue is the floor: fork, exec and wait of `true`, with its

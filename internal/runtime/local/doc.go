@@ -77,7 +77,14 @@
 //	<DataDir>/runs/.index                                    the journal of runs (index.go)
 //	<DataDir>/shims/<image>-<hash>/<command>                 the image's aliases, appended to PATH
 //
-//	<DataDir>/runs/<namespace>/<workflow>/<pod>/{upper,work,root,tmp}  the step's root view
+//	<DataDir>/runs/<namespace>/<workflow>/<pod>/{upper,work,root,tmp}  the step's root view,
+//	                                                         removed once its outputs are saved
+//	<DataDir>/rootfs/<algo>-<hex>/rootfs                     an image's unpacked root (image.go)
+//
+// With a root view, the step is also the init of a PID namespace of its
+// own, with a /proc of that namespace (sandbox.go), and when the images
+// directory holds its image, the overlay's lower layer is that image's root
+// instead of the host's (image.go).
 //
 // Without a root view, the pod directory is also the step's working
 // directory when its container sets none, so that relative paths of

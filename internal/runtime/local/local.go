@@ -13,6 +13,7 @@ import (
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/image"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -69,6 +70,11 @@ type Config struct {
 	// IsolationNone (for ""), IsolationAuto and IsolationRequired. See
 	// sandbox.go.
 	Isolation string
+	// ImagesDir holds images as OCI layouts or archives (package image):
+	// with a root view, a step whose image is there runs on the image's
+	// root file system (image.go). "" means none: every step sees the
+	// host's root.
+	ImagesDir string
 }
 
 // Runtime runs steps as host processes. It is safe for concurrent use.
@@ -89,6 +95,9 @@ type Runtime struct {
 	// sandbox gives every step a root view of its own; nil when steps run
 	// on the host's file system.
 	sandbox *sandbox
+	// imageStore finds and unpacks the images of ImagesDir; nil without
+	// one.
+	imageStore *image.Store
 	// cgroups makes the cgroups that enforce resources.limits; nil where
 	// they are not available (cgroupErr says why, warned once).
 	cgroups      *cgroups
@@ -158,6 +167,9 @@ func New(cfg Config) (*Runtime, error) {
 		shims:    make(map[string]*shim),
 	}
 	rt.basePath = envValue(cfg.Environ, "PATH")
+	if cfg.ImagesDir != "" {
+		rt.imageStore = image.NewStore(cfg.ImagesDir, filepath.Join(dataDir, rootfsDir))
+	}
 	rt.privateTmp = canPrivateTmp()
 	if err := os.MkdirAll(rt.runsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)

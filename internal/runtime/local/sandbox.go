@@ -44,6 +44,9 @@ type view struct {
 	work   string
 	merged string
 	tmp    string
+	// lower is the overlay's lower layer: "" for the host's root, or an
+	// image's unpacked root (image.go).
+	lower string
 }
 
 // sandbox is what every step's view binds from the host, worked out once.
@@ -53,6 +56,9 @@ type sandbox struct {
 	// braid is the braid executable when the view would not show it (it
 	// lies under /tmp or the data directory); "" otherwise.
 	braid string
+	// self is the braid executable, which a view of an image's root
+	// always binds (image.go).
+	self string
 	// rw are the host's mount points bound read-write (recursively): /dev,
 	// /proc, /sys, and /run when it is a mount point.
 	rw []string
@@ -103,7 +109,7 @@ func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
 	if strings.ContainsAny(dataDir, ",:\\") {
 		return nil, fmt.Errorf("the data directory %s holds a character that overlay options cannot carry (, : or \\)", dataDir)
 	}
-	sb := &sandbox{dataDir: dataDir, shims: shims}
+	sb := &sandbox{dataDir: dataDir, shims: shims, self: braid}
 	if under(braid, "/tmp") || under(braid, dataDir) {
 		sb.braid = braid
 	}
@@ -251,7 +257,11 @@ func mountOverlay(v view) error {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
-	opts := "lowerdir=/,upperdir=" + v.upper + ",workdir=" + v.work
+	lower := "/"
+	if v.lower != "" {
+		lower = v.lower
+	}
+	opts := "lowerdir=" + lower + ",upperdir=" + v.upper + ",workdir=" + v.work
 	if err := syscall.Mount("overlay", v.merged, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("mount the overlay: %w", err)
 	}
@@ -269,6 +279,14 @@ func (sb *sandbox) mount(v view) error {
 	}
 	at := func(p string) string { return filepath.Join(v.merged, p) }
 	for _, m := range sb.rw {
+		if v.lower != "" && m == "/run" {
+			continue // an image's root has its own
+		}
+		if v.lower != "" {
+			if err := mkdirIn(v.merged, m); err != nil {
+				return err
+			}
+		}
 		if m == "/proc" && sb.pidns {
 			if err := newPIDNamespace(); err != nil {
 				return err
@@ -280,7 +298,15 @@ func (sb *sandbox) mount(v view) error {
 		}
 	}
 	for _, m := range sb.ro {
+		if v.lower != "" {
+			break // an image's root shows none of the host's file systems
+		}
 		if err := bind(m, at(m), true, true); err != nil {
+			return err
+		}
+	}
+	if v.lower != "" {
+		if err := makeDirIn(v, "/tmp"); err != nil {
 			return err
 		}
 	}
@@ -288,7 +314,7 @@ func (sb *sandbox) mount(v view) error {
 		return err
 	}
 	data := at(sb.dataDir)
-	if err := os.MkdirAll(data, 0o755); err != nil {
+	if err := makeDirIn(v, sb.dataDir); err != nil {
 		return fmt.Errorf("the step's view of the data directory: %w", err)
 	}
 	if err := syscall.Mount("tmpfs", data, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=755,size=64k"); err != nil {
@@ -306,6 +332,9 @@ func (sb *sandbox) mount(v view) error {
 		if err := bindFile(sb.braid, at(sb.braid)); err != nil {
 			return err
 		}
+	}
+	if v.lower != "" {
+		return sb.bindImageExtras(v)
 	}
 	return nil
 }
@@ -467,6 +496,10 @@ func (rt *Runtime) withView(s *step, p *prepared) error {
 	}
 	p.view, p.tmp = &v, v.tmp
 	p.workDir = filepath.Join("/", p.workDir)
+	if p.image != nil {
+		p.view.lower = p.image.Root
+		return imageWorkDir(v, p.image, p.workDir)
+	}
 	if p.workDir == "/" {
 		return nil
 	}

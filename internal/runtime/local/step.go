@@ -14,7 +14,10 @@ import (
 	"time"
 	"unsafe"
 
+	apiv1 "k8s.io/api/core/v1"
+
 	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/image"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -187,6 +190,9 @@ type prepared struct {
 	// view is the step's root view, when it has one; workDir is then the
 	// working directory inside it.
 	view *view
+	// image is the image whose root the view shows, when the images
+	// directory holds the step's image (image.go); nil: the host's root.
+	image *image.Image
 	// limits are the main container's resources.limits; cgroup enforces
 	// them once the step starts (nil: none, or no cgroups here).
 	limits limits
@@ -206,6 +212,46 @@ func (rt *Runtime) prepare(ctx context.Context, s *step, run runtime.Run) (prepa
 	if err != nil {
 		return prepared{}, err
 	}
+	img, err := rt.stepImage(ctx, c.Image)
+	if err != nil {
+		return prepared{}, err
+	}
+	var p prepared
+	if img != nil {
+		p, err = rt.imageCommand(c, env, img)
+	} else {
+		p, err = rt.hostCommand(c, env)
+	}
+	if err != nil {
+		return prepared{}, err
+	}
+	if rt.sandbox != nil {
+		if err := rt.withView(s, &p); err != nil {
+			return prepared{}, err
+		}
+	} else if p.workDir == "" {
+		p.workDir = s.dir
+	} else if err := os.MkdirAll(p.workDir, 0o755); err != nil {
+		return prepared{}, fmt.Errorf("workingDir: %w", err)
+	}
+	if rt.sandbox == nil && rt.privateTmp && executor.UsesTmp(tmpl) {
+		if err := rt.withPrivateTmp(s, &p); err != nil {
+			return prepared{}, err
+		}
+	}
+	if len(tmpl.Inputs.Artifacts) > 0 {
+		err := executor.LoadInputs(ctx, tmpl, artifactPlan(run, s.dir), rt.cfg.Artifacts, p.paths())
+		if err != nil {
+			return prepared{}, err
+		}
+	}
+	return p, nil
+}
+
+// hostCommand resolves the command, the environment and the working
+// directory of container c, whose resolved env is env, on the host's root,
+// with the image table.
+func (rt *Runtime) hostCommand(c *apiv1.Container, env []executor.EnvVar) (prepared, error) {
 	pathEnv := rt.basePath
 	for _, e := range env {
 		if e.Name == "PATH" {
@@ -228,28 +274,7 @@ func (rt *Runtime) prepare(ctx context.Context, s *step, run runtime.Run) (prepa
 		}
 		env = append(env, executor.EnvVar{Name: "PATH", Value: pathEnv})
 	}
-	p := prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: c.WorkingDir, limits: limitsOf(c)}
-	if rt.sandbox != nil {
-		if err := rt.withView(s, &p); err != nil {
-			return prepared{}, err
-		}
-	} else if p.workDir == "" {
-		p.workDir = s.dir
-	} else if err := os.MkdirAll(p.workDir, 0o755); err != nil {
-		return prepared{}, fmt.Errorf("workingDir: %w", err)
-	}
-	if rt.sandbox == nil && rt.privateTmp && executor.UsesTmp(tmpl) {
-		if err := rt.withPrivateTmp(s, &p); err != nil {
-			return prepared{}, err
-		}
-	}
-	if len(tmpl.Inputs.Artifacts) > 0 {
-		err := executor.LoadInputs(ctx, tmpl, artifactPlan(run, s.dir), rt.cfg.Artifacts, p.paths())
-		if err != nil {
-			return prepared{}, err
-		}
-	}
-	return p, nil
+	return prepared{argv: argv, env: mergeEnv(rt.cfg.Environ, env), workDir: c.WorkingDir, limits: limitsOf(c)}, nil
 }
 
 // withPrivateTmp gives a step that reads its outputs from /tmp a /tmp of its
