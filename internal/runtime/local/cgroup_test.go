@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -79,13 +80,15 @@ func TestCPULimit(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rt := mk(t)
 			for _, tc := range []struct {
-				limit    string
-				min, max float64
+				limit     string
+				min, max  float64
+				throttled bool
 			}{
-				// 2 s of spinning: 0.2 s of CPU under the limit; without it,
-				// well above even on a loaded machine.
-				{"cpu: 100m", 0, 0.35},
-				{"memory: 1Gi", 0.5, 4},
+				// 2 s of spinning: at most 0.2 s of CPU under the limit, and
+				// the cgroup throttled it; without a CPU limit it is never
+				// throttled and gets more, unless the machine is starved.
+				{"cpu: 100m", 0, 0.35, true},
+				{"memory: 1Gi", 0.25, 4, false},
 			} {
 				run := newRun(tmpl(t, `
 name: spin
@@ -94,10 +97,28 @@ script:
   command: [/usr/bin/python3]
   source: |
     import time
+    def throttled():
+        for line in open('/proc/self/cgroup'):
+            _, ctrls, path = line.strip().split(':', 2)
+            if 'cpu' in ctrls.split(','):
+                bases = ['/sys/fs/cgroup/cpu,cpuacct', '/sys/fs/cgroup/cpu']
+            elif ctrls == '':
+                bases = ['/sys/fs/cgroup']
+            else:
+                continue
+            for base in bases:
+                try:
+                    for stat in open(base + path + '/cpu.stat'):
+                        key, value = stat.split()
+                        if key == 'nr_throttled':
+                            return int(value)
+                except OSError:
+                    pass
+        return 0
     w = time.time()
     while time.time() - w < 2:
         pass
-    print(time.process_time())
+    print(time.process_time(), throttled())
   resources:
     limits: {`+tc.limit+`}
 `))
@@ -106,9 +127,13 @@ script:
 				if ev.Phase != v1alpha1.NodeSucceeded || ev.Outputs == nil || ev.Outputs.Result == nil {
 					t.Fatalf("%s: %s %q (log %q)", tc.limit, ev.Phase, ev.Message, readLog(t, rt, run.ID))
 				}
-				cpu, err := strconv.ParseFloat(strings.TrimSpace(*ev.Outputs.Result), 64)
-				if err != nil || cpu < tc.min || cpu > tc.max {
+				var cpu float64
+				var throttled int
+				if _, err := fmt.Sscan(*ev.Outputs.Result, &cpu, &throttled); err != nil || cpu < tc.min || cpu > tc.max {
 					t.Errorf("%s: %q s of CPU in 2 s, want %v to %v", tc.limit, *ev.Outputs.Result, tc.min, tc.max)
+				}
+				if (throttled > 0) != tc.throttled {
+					t.Errorf("%s: throttled %d times, want throttling %v", tc.limit, throttled, tc.throttled)
 				}
 			}
 		})
