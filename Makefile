@@ -16,7 +16,7 @@ FUZZTIME ?= 60s
 BENCHCOUNT ?= 6
 
 .PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean \
-	minio-up minio-down
+	minio-up minio-down kube-up kube-down kube-images
 
 all: build
 
@@ -38,6 +38,18 @@ minio-up:
 ## minio-down: stop the MinIO that minio-up started, by its PID.
 minio-down:
 	@./hack/minio.sh down
+
+## kube-up: a one-node Kubernetes on 127.0.0.1 (hack/kube/up.sh); the last line is `export KUBECONFIG=...`.
+kube-up:
+	@./hack/kube/up.sh
+
+## kube-down: stop what kube-up started, by its pid files, and undo its mounts and network.
+kube-down:
+	@./hack/kube/down.sh
+
+## kube-images: build braid:dev and the busybox-based test images and import them into the node's containerd.
+kube-images:
+	@./hack/kube/images.sh
 
 vet:
 	$(GO) vet ./...
