@@ -12,6 +12,7 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=wf
+// +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.phase",description="Phase of the workflow"
 // +kubebuilder:printcolumn:name="Age",type="date",format="date-time",JSONPath=".status.startedAt",description="When the workflow started"
 // +kubebuilder:printcolumn:name="Message",type="string",JSONPath=".status.message",description="Why the workflow is in its phase"
