@@ -68,5 +68,6 @@ func newRoot(s streams, getenv func(string) string) *cobra.Command {
 		newRetryCommand(s, g), newResubmitCommand(s, g), newNodeCommand(s, g),
 		newTemplateCommand(s, g), newClusterTemplateCommand(s, g), newCronCommand(s, g), newArchiveCommand(s, g), newApplyCommand(s, g), newCpCommand(s, g))
 	root.AddCommand(newBuiltinCommands(s)...)
+	root.AddCommand(newExecCommand(s))
 	return root
 }

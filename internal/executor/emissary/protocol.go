@@ -1,0 +1,107 @@
+package emissary
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+)
+
+// The environment the Kubernetes runtime gives the main container, and the
+// emissary reads.
+const (
+	// EnvTemplate holds the fully substituted template as JSON, as Argo's
+	// executor receives it.
+	EnvTemplate = "ARGO_TEMPLATE"
+	// EnvIncludeResult is "true" when stdout is captured as outputs.result.
+	EnvIncludeResult = "BRAID_INCLUDE_RESULT"
+	// EnvArtifacts holds the run's artifact plan as JSON (Artifacts).
+	EnvArtifacts = "BRAID_ARTIFACTS"
+	// EnvDeadline is the absolute deadline (RFC 3339, nanoseconds) after
+	// which the child is killed and the step reported Failed (MsgDeadline).
+	EnvDeadline = "BRAID_DEADLINE"
+	// EnvActiveDeadline is a Go duration counted from the emissary's start
+	// (the template's activeDeadlineSeconds; MsgActiveDeadline).
+	EnvActiveDeadline = "BRAID_ACTIVE_DEADLINE"
+	// EnvTerminationLog overrides where the result is written; tests set it.
+	EnvTerminationLog = "BRAID_TERMINATION_LOG"
+	// EnvStaging overrides the directory of the staged script and the
+	// captured log (default StagingDir).
+	EnvStaging = "BRAID_STAGING_DIR"
+)
+
+const (
+	// DefaultTerminationLog is the container's terminationMessagePath.
+	DefaultTerminationLog = "/dev/termination-log"
+	// BinDir is the shared emptyDir the init container copies braid into;
+	// the main container runs BinDir/braid.
+	BinDir = "/var/run/braid"
+	// StagingDir holds the staged script and the captured main log.
+	StagingDir = BinDir + "/staging"
+	// MaxMessage is the most the kubelet keeps of a termination message.
+	MaxMessage = 4096
+	// ResultObject is the name, under the run's key, of the full result when
+	// it does not fit in MaxMessage bytes.
+	ResultObject = "braid-result.json"
+	// LogObject is the name, under the run's key, of the shipped main log.
+	LogObject = "main.log"
+)
+
+// Messages of the final results, worded as the local runtime's.
+const (
+	MsgDeadline       = "Step exceeded its deadline"
+	MsgActiveDeadline = "Pod was active on the node longer than the specified deadline"
+)
+
+// Artifacts is the run's artifact repository as the emissary receives it
+// (runtime.ArtifactPlan).
+type Artifacts struct {
+	Repository  *v1alpha1.ArtifactRepository `json:"repository,omitempty"`
+	Key         string                       `json:"key,omitempty"`
+	ArchiveLogs bool                         `json:"archiveLogs,omitempty"`
+}
+
+// Message is the termination message: the step's result as the emissary
+// reports it to the runtime. It is the only channel from the pod back to
+// braid; the emissary needs no API access.
+type Message struct {
+	// Phase is Succeeded, Failed or Error; "" is read as Succeeded for exit
+	// code 0 and Failed otherwise.
+	Phase    v1alpha1.NodePhase `json:"phase,omitempty"`
+	ExitCode *int32             `json:"exitCode,omitempty"`
+	Message  string             `json:"message,omitempty"`
+	Outputs  *v1alpha1.Outputs  `json:"outputs,omitempty"`
+	// StartedAt and FinishedAt are when the child started and ended, to the
+	// nanosecond (a container status has whole seconds).
+	StartedAt  *time.Time `json:"startedAt,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// Log is where the main log was shipped, when it was.
+	Log *v1alpha1.ArtifactLocation `json:"log,omitempty"`
+	// Full is where the complete Message was saved when it did not fit in
+	// MaxMessage bytes; Outputs then lacks what was too big.
+	Full *v1alpha1.ArtifactLocation `json:"full,omitempty"`
+}
+
+// ParseMessage reads a termination message. An empty one is an error.
+func ParseMessage(s string) (*Message, error) {
+	if s == "" {
+		return nil, fmt.Errorf("empty termination message")
+	}
+	var m Message
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("parse the termination message: %w", err)
+	}
+	return &m, nil
+}
+
+// FinalPhase is the step's phase: Phase, else by exit code.
+func (m *Message) FinalPhase() v1alpha1.NodePhase {
+	switch {
+	case m.Phase != "":
+		return m.Phase
+	case m.ExitCode != nil && *m.ExitCode == 0:
+		return v1alpha1.NodeSucceeded
+	}
+	return v1alpha1.NodeFailed
+}
