@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -302,6 +303,9 @@ func (sb *sandbox) mount(v view) error {
 			break // an image's root shows none of the host's file systems
 		}
 		if err := bind(m, at(m), true, true); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // unmounted and removed since braid listed the host's mounts
+			}
 			return err
 		}
 	}

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -397,4 +399,29 @@ func TestSplitMounts(t *testing.T) {
 	if s := unescapeMount(`/mnt/with\040space`); s != "/mnt/with space" {
 		t.Errorf("unescape = %q", s)
 	}
+}
+
+// A host mount that goes away after braid listed the host's mounts (a
+// container's root, a network namespace file) does not stop later steps.
+func TestViewHostMountGone(t *testing.T) {
+	dir, err := os.MkdirTemp("/mnt", "braid-gone-")
+	if err != nil {
+		t.Skipf("cannot make a mount point under /mnt: %v", err)
+	}
+	defer os.Remove(dir)
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	rt := newViewRuntime(t)
+	if !slices.Contains(rt.sandbox.ro, dir) {
+		_ = syscall.Unmount(dir, 0)
+		t.Fatalf("the sandbox did not list %s among %v", dir, rt.sandbox.ro)
+	}
+	if err := syscall.Unmount(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	succeeded(t, rt, `{name: a, container: {image: busybox, command: [true]}}`)
 }
