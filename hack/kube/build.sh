@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build kube-apiserver, kubelet and kube-scheduler (and kubectl when the host has none) from
-# k8s.io/kubernetes through the Go module proxy, in a Go module of its own under $BRAID_KUBE_DIR/build.
+# Build kube-apiserver, kubelet, kube-scheduler and kubectl (a client of the same release, whatever
+# the host has) from k8s.io/kubernetes through the Go module proxy, in a Go module of its own under $BRAID_KUBE_DIR/build.
 # Does nothing when the binaries of the wanted version are present.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -10,8 +10,7 @@ LOG_TAG=kube-build
 lock
 mkdir -p "$BIN" "$BUILD" "$LOGS"
 
-CMDS="kube-apiserver kubelet kube-scheduler"
-command -v kubectl >/dev/null || CMDS="$CMDS kubectl"
+CMDS="kube-apiserver kubelet kube-scheduler kubectl"
 STAMP=$BIN/.version
 missing=0
 for c in $CMDS; do [ -x "$BIN/$c" ] || missing=1; done

@@ -69,5 +69,6 @@ func newRoot(s streams, getenv func(string) string) *cobra.Command {
 		newTemplateCommand(s, g), newClusterTemplateCommand(s, g), newCronCommand(s, g), newArchiveCommand(s, g), newApplyCommand(s, g), newCpCommand(s, g))
 	root.AddCommand(newBuiltinCommands(s)...)
 	root.AddCommand(newExecCommand(s))
+	root.AddCommand(newControllerCommand(s))
 	return root
 }

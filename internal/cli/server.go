@@ -26,6 +26,11 @@ type serverFlags struct {
 	dataDir    string
 	configFile string
 	cpuProfile string
+	// backend kube: the API on the cluster's CRDs; the Manager runs only
+	// with runController (braid controller drives the workflows).
+	backend       backendFlags
+	runController bool
+	election      electionFlags
 }
 
 func newServerCommand(s streams) *cobra.Command {
@@ -40,10 +45,18 @@ as argo-server's /api/v1, plus /healthz and /readyz.
 The server runs every workflow submitted to it, and on start every workflow
 that a previous server left unfinished: steps that had completed are never
 run again. The address is recorded in <data dir>/server.json, where the braid
-CLI finds it when no --argo-server is given.`,
+CLI finds it when no --argo-server is given.
+
+With --backend kube the server serves the same API on the custom resources of
+a Kubernetes cluster (found from --kubeconfig, KUBECONFIG or the in-cluster
+config) and reads step logs from the pods. It does not drive workflows: run
+'braid controller --backend kube' for that, or give --run-controller to drive
+them from this process too (it then takes part in the controller's leader
+election, so that one replica drives).`,
 		Example: `  braid server
   braid server --port 2746 --address 0.0.0.0
-  curl -s localhost:2746/api/v1/version`,
+  curl -s localhost:2746/api/v1/version
+  braid server --backend kube --kubeconfig ~/.kube/config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServer(cmd.Context(), s, f)
@@ -56,12 +69,25 @@ CLI finds it when no --argo-server is given.`,
 	fl.StringVar(&f.configFile, "config", "", "config file (default <data dir>/config.yaml)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of braid itself to this file")
 	_ = fl.MarkHidden("cpuprofile")
+	f.backend.register(fl)
+	fl.BoolVar(&f.runController, "run-controller", false,
+		"with --backend kube: drive workflows in this process too (as braid controller does)")
+	f.election.register(fl)
 	return cmd
 }
 
 func runServer(ctx context.Context, s streams, f serverFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := f.backend.validate(); err != nil {
+		return err
+	}
+	if f.backend.backend == backendKube {
+		return runKubeServer(ctx, s, f)
+	}
+	if f.runController {
+		return errors.New("--run-controller needs --backend kube (the embedded server always drives its workflows)")
+	}
 	if f.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(f.cpuProfile)
 		if err != nil {

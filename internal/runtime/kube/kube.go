@@ -200,6 +200,7 @@ func (rt *Runtime) WaitSynced(ctx context.Context) error {
 // pod of the same name left by an earlier run (a retried workflow) is
 // replaced. A template that cannot become a pod ends the run Error.
 func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
+	run.Artifacts = reachablePlan(run.Artifacts)
 	rt.mu.Lock()
 	if _, ok := rt.runs[run.ID]; ok {
 		rt.mu.Unlock()
@@ -398,4 +399,16 @@ func (st *runState) logLocation() *v1alpha1.ArtifactLocation {
 		}
 	}
 	return nil
+}
+
+// reachablePlan drops a local file repository from a run's artifact plan:
+// a pod cannot reach braid's data directory, so on Kubernetes a run has a
+// repository only when one that pods can reach (S3, ...) is configured.
+func reachablePlan(p *runtime.ArtifactPlan) *runtime.ArtifactPlan {
+	if p == nil || p.Repository == nil || p.Repository.File == nil {
+		return p
+	}
+	c := *p
+	c.Repository = nil
+	return &c
 }

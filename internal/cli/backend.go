@@ -1,0 +1,383 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	apiv1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/artifact/file"
+	"github.com/braidwf/braid/internal/artifact/git"
+	httpart "github.com/braidwf/braid/internal/artifact/http"
+	"github.com/braidwf/braid/internal/artifact/raw"
+	"github.com/braidwf/braid/internal/artifact/s3"
+	"github.com/braidwf/braid/internal/config"
+	"github.com/braidwf/braid/internal/controller"
+	"github.com/braidwf/braid/internal/executor"
+	kuberuntime "github.com/braidwf/braid/internal/runtime/kube"
+	"github.com/braidwf/braid/internal/server"
+	kubestore "github.com/braidwf/braid/internal/store/kube"
+)
+
+// The backends of braid server and braid controller.
+const (
+	backendEmbedded = "embedded"
+	backendKube     = "kube"
+)
+
+// backendFlags choose where workflows are kept and where steps run.
+type backendFlags struct {
+	backend       string
+	kubeconfig    string
+	executorImage string
+	offloadDSN    string
+}
+
+func (b *backendFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&b.backend, "backend", backendEmbedded,
+		"embedded (SQLite store, steps as host processes) or kube (CRDs in a Kubernetes cluster, steps as pods)")
+	fl.StringVar(&b.kubeconfig, "kubeconfig", "",
+		"with --backend kube: the kubeconfig file (default $KUBECONFIG, else the in-cluster config, else ~/.kube/config)")
+	fl.StringVar(&b.executorImage, "executor-image", "",
+		"with --backend kube: the image holding braid at /bin/braid, copied into every step's pod (default braid:dev)")
+	fl.StringVar(&b.offloadDSN, "offload-dsn", "",
+		"with --backend kube: a PostgreSQL DSN where node status too large for the Workflow object is kept (default $BRAID_OFFLOAD_DSN)")
+}
+
+func (b backendFlags) validate() error {
+	switch b.backend {
+	case backendEmbedded:
+		if b.kubeconfig != "" || b.executorImage != "" || b.offloadDSN != "" {
+			return errors.New("--kubeconfig, --executor-image and --offload-dsn need --backend kube")
+		}
+		return nil
+	case backendKube:
+		return nil
+	}
+	return fmt.Errorf("--backend %q: want %s or %s", b.backend, backendEmbedded, backendKube)
+}
+
+// kubeBackend is braid on a Kubernetes cluster: the CRD store, and, for
+// whoever drives workflows, the pod runtime and the controller.
+type kubeBackend struct {
+	cfg     *config.Config
+	client  kubernetes.Interface
+	store   *kubestore.Store
+	offload *kubestore.PGOffloader // nil: none configured
+	rt      *kuberuntime.Runtime   // nil unless opened withController
+	ctl     *controller.Controller // nil unless opened withController
+	drivers *artifact.Drivers
+}
+
+// kubeOpen says what openKube builds.
+type kubeOpen struct {
+	flags          backendFlags
+	dataDir        string // only for the config file's default place
+	configFile     string
+	getenv         func(string) string
+	log            *slog.Logger
+	withController bool
+}
+
+// openKube connects to the cluster and opens the store; withController it
+// also starts the pod runtime and builds the controller.
+func openKube(ctx context.Context, o kubeOpen) (*kubeBackend, error) {
+	cfg, err := config.Load(config.Sources{DataDirFlag: o.dataDir, ConfigFlag: o.configFile, Getenv: o.getenv})
+	if err != nil {
+		return nil, err
+	}
+	rc, err := restConfig(o.flags.kubeconfig, o.getenv)
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	k := &kubeBackend{cfg: cfg, client: client}
+	if dsn := o.flags.offloadDSN; dsn != "" || o.getenv("BRAID_OFFLOAD_DSN") != "" {
+		if dsn == "" {
+			dsn = o.getenv("BRAID_OFFLOAD_DSN")
+		}
+		if k.offload, err = kubestore.OpenPGOffloader(ctx, dsn); err != nil {
+			return nil, fmt.Errorf("open the node status offload database: %w", err)
+		}
+	}
+	opts := kubestore.Options{Config: rc, Logger: o.log.With("component", "kube-store")}
+	if k.offload != nil {
+		opts.Offloader = k.offload
+	}
+	if k.store, err = kubestore.New(opts); err != nil {
+		return nil, errors.Join(err, k.Close())
+	}
+	k.drivers = kubeArtifactDrivers(cfg, client)
+	if !o.withController {
+		return k, nil
+	}
+	if err := k.startController(o); err != nil {
+		return nil, errors.Join(err, k.Close())
+	}
+	return k, nil
+}
+
+// startController starts the pod runtime and builds the controller on it.
+func (k *kubeBackend) startController(o kubeOpen) error {
+	images := executor.MergeImageTable(kuberuntime.DefaultImages(), k.cfg.Images)
+	rt, err := kuberuntime.New(kuberuntime.Config{Client: k.client, BraidImage: o.flags.executorImage,
+		Images: images, Artifacts: k.drivers, Logger: o.log.With("component", "kube-runtime")})
+	if err != nil {
+		return fmt.Errorf("start the pod runtime: %w", err)
+	}
+	k.rt = rt
+	cms := &configMapValues{client: k.client, cfg: k.cfg}
+	k.ctl, err = controller.New(controller.Options{Store: k.store, Runtime: rt, Logger: o.log,
+		Repositories: artifactRepositories(k.cfg), Artifacts: k.drivers,
+		Retention: controller.Retention(k.cfg.RetentionPolicy),
+		Admission: controller.Admission{ConfigMapValue: cms.value, DatabaseLimits: k.cfg.Synchronization.Limits,
+			Parallelism: k.cfg.Parallelism, NamespaceParallelism: k.cfg.NamespaceParallelism}})
+	if err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	return nil
+}
+
+// newManager is the controller's Manager on the cluster's workflows.
+func (k *kubeBackend) newManager() (*controller.Manager, error) {
+	if k.ctl == nil {
+		return nil, errors.New("the Kubernetes backend was opened without a controller")
+	}
+	return k.ctl.NewManager(k.store, controller.StoreTemplates(k.store))
+}
+
+// Close stops the runtime's and the store's informers (pods keep running)
+// and closes the offload database.
+func (k *kubeBackend) Close() error {
+	var errs []error
+	if k.rt != nil {
+		errs = append(errs, k.rt.Close())
+	}
+	if k.store != nil {
+		errs = append(errs, k.store.Close())
+	}
+	if k.offload != nil {
+		k.offload.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// restConfig finds the cluster: --kubeconfig, else $KUBECONFIG, else the
+// in-cluster config (a pod's ServiceAccount), else ~/.kube/config.
+func restConfig(flag string, getenv func(string) string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	switch {
+	case flag != "":
+		rules = &clientcmd.ClientConfigLoadingRules{ExplicitPath: flag}
+	case getenv(clientcmd.RecommendedConfigPathEnvVar) != "":
+		rules.Precedence = filepath.SplitList(getenv(clientcmd.RecommendedConfigPathEnvVar))
+	default:
+		if rc, err := rest.InClusterConfig(); err == nil {
+			return withUserAgent(rc), nil
+		}
+	}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("find the Kubernetes cluster (--kubeconfig, KUBECONFIG or in-cluster config): %w", err)
+	}
+	return withUserAgent(rc), nil
+}
+
+func withUserAgent(rc *rest.Config) *rest.Config {
+	if rc.UserAgent == "" {
+		rc.UserAgent = "braid"
+	}
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = 200, 400
+	}
+	return rc
+}
+
+// kubeArtifactDrivers are the drivers the controller and the server read
+// and delete artifacts with on a cluster; secrets come from the config
+// file or environment first, then from Kubernetes Secrets.
+func kubeArtifactDrivers(cfg *config.Config, client kubernetes.Interface) *artifact.Drivers {
+	sec := &kubeSecrets{client: client, cfg: cfg}
+	return &artifact.Drivers{
+		File: file.New(cfg.ArtifactsDir()),
+		Raw:  raw.New(),
+		HTTP: httpart.New(sec, ""),
+		S3:   s3.New(sec, ""),
+		Git:  git.New(sec, ""),
+	}
+}
+
+// kubeSecrets resolves secret references: the config file's secrets and
+// the environment (config.SecretEnv), then the Secret in the namespace.
+type kubeSecrets struct {
+	client kubernetes.Interface
+	cfg    *config.Config
+}
+
+func (s *kubeSecrets) Secret(ctx context.Context, namespace, name, key string) (string, error) {
+	v, cerr := s.cfg.Secret(ctx, namespace, name, key)
+	if cerr == nil || namespace == "" {
+		return v, cerr
+	}
+	sec, err := s.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+	}
+	data, ok := sec.Data[key]
+	if !ok {
+		return "", fmt.Errorf("secret %s/%s has no key %q", namespace, name, key)
+	}
+	return string(data), nil
+}
+
+// configMapValues resolves a semaphore's ConfigMap limit: the config
+// file's ConfigMaps first, then the ConfigMap in the cluster.
+type configMapValues struct {
+	client kubernetes.Interface
+	cfg    *config.Config
+}
+
+func (c *configMapValues) value(namespace, name, key string) (string, bool) {
+	if v, ok := c.cfg.ConfigMapValue(namespace, name, key); ok {
+		return v, true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cm, err := c.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", false
+	}
+	v, ok := cm.Data[key]
+	return v, ok
+}
+
+// podLogFiles lets the API server (which reads a step's log from a file)
+// serve pod logs: each read fetches the main container's log through the
+// API into a file under dir. A finished pod's log is fetched once; a
+// running pod's at most every podLogRefresh.
+type podLogFiles struct {
+	client kubernetes.Interface
+	dir    string
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	fetched map[string]podLogState
+}
+
+type podLogState struct {
+	at    time.Time
+	final bool
+}
+
+const podLogRefresh = 500 * time.Millisecond
+
+func newPodLogFiles(client kubernetes.Interface, log *slog.Logger) (*podLogFiles, error) {
+	dir, err := os.MkdirTemp("", "braid-pod-logs-")
+	if err != nil {
+		return nil, fmt.Errorf("pod log cache: %w", err)
+	}
+	return &podLogFiles{client: client, dir: dir, log: log, fetched: map[string]podLogState{}}, nil
+}
+
+// path is a server.LogPath.
+func (p *podLogFiles) path(namespace, _, pod string) string {
+	path := filepath.Join(p.dir, namespace, pod+".log")
+	p.mu.Lock()
+	st, ok := p.fetched[path]
+	p.mu.Unlock()
+	if ok && (st.final || time.Since(st.at) < podLogRefresh) {
+		return path
+	}
+	final, err := p.fetch(namespace, pod, path)
+	if err != nil {
+		p.log.Debug("pod log", "pod", namespace+"/"+pod, "err", err)
+		return path
+	}
+	p.mu.Lock()
+	p.fetched[path] = podLogState{at: time.Now(), final: final}
+	p.mu.Unlock()
+	return path
+}
+
+// fetch writes the pod's main log to path; final: the pod has ended.
+func (p *podLogFiles) fetch(namespace, pod, path string) (final bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pods := p.client.CoreV1().Pods(namespace)
+	obj, err := pods.Get(ctx, pod, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("pod %s/%s is gone", namespace, pod)
+	}
+	if err != nil {
+		return false, err
+	}
+	final = obj.Status.Phase == apiv1.PodSucceeded || obj.Status.Phase == apiv1.PodFailed
+	data, err := pods.GetLogs(pod, &apiv1.PodLogOptions{Container: kuberuntime.MainContainer}).DoRaw(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return false, err
+	}
+	return final, os.Rename(tmp, path)
+}
+
+// Close removes the cached logs.
+func (p *podLogFiles) Close() error { return os.RemoveAll(p.dir) }
+
+// runKubeServer serves the API on the cluster's custom resources; with
+// --run-controller it drives workflows too, under leader election.
+func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
+	log := slog.New(slog.NewTextHandler(s.err, nil))
+	k, err := openKube(ctx, kubeOpen{flags: f.backend, dataDir: f.dataDir, configFile: f.configFile,
+		getenv: os.Getenv, log: log, withController: f.runController})
+	if err != nil {
+		return err
+	}
+	logs, err := newPodLogFiles(k.client, log)
+	if err != nil {
+		return errors.Join(err, k.Close())
+	}
+	closeAll := func(errs ...error) error { return errors.Join(append(errs, logs.Close(), k.Close())...) }
+	srv, err := server.New(server.Options{Store: k.store, Logger: log, Artifacts: k.drivers, LogPath: logs.path})
+	if err != nil {
+		return closeAll(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(f.address, strconv.Itoa(f.port)))
+	if err != nil {
+		return closeAll(fmt.Errorf("listen: %w", err))
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ddone := make(chan error, 1)
+	if f.runController {
+		go func() { ddone <- driveElected(sctx, k, f.election, log) }()
+	} else {
+		ddone <- nil
+	}
+	serr := srv.Serve(ctx, l)
+	cancel()
+	return closeAll(serr, <-ddone)
+}
