@@ -191,32 +191,12 @@ func ResolveCommand(c *apiv1.Container, table ImageTable, env []EnvVar, pathEnv 
 		look = LookPath
 	}
 	img, _, known := table.Lookup(c.Image)
-	var argv []string
-	switch {
-	case len(c.Command) > 0:
-		argv = append(slices.Clone(c.Command), c.Args...)
-	case !known:
+	if len(c.Command) == 0 && !known {
 		return nil, fmt.Errorf("%w: the container has no command, and image %q is not in the image table (set command, or add the image to the images of the config file)", ErrNotFound, c.Image)
-	case len(c.Args) > 0:
-		argv = append(slices.Clone(img.Command), c.Args...)
-	default:
-		argv = append(slices.Clone(img.Command), img.Args...)
 	}
+	argv := ContainerArgv(c, img.Command, img.Args, env)
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("%w: the container has no command, and image %q has no entrypoint in the image table", ErrNotFound, c.Image)
-	}
-	lookup := func(name string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if env[i].Name == name {
-				return env[i].Value, true
-			}
-		}
-		return "", false
-	}
-	// Only what the container spec gave is expanded; the image's entrypoint
-	// is taken literally, as the kubelet does.
-	for i := len(argv) - len(c.Command) - len(c.Args); i < len(argv); i++ {
-		argv[i] = Expand(argv[i], lookup)
 	}
 	p, err := look(argv[0], pathEnv)
 	if err == nil {
@@ -309,4 +289,33 @@ func executable(p string) error {
 		return fs.ErrPermission
 	}
 	return nil
+}
+
+// ContainerArgv combines a container's command and args with its image's
+// entrypoint and default args as Kubernetes does (command replaces the
+// entrypoint, args replace the default args), and expands $(VAR) from env
+// in what the container gave; the image's part is taken literally, as the
+// kubelet does. It is empty when neither gives a command.
+func ContainerArgv(c *apiv1.Container, entrypoint, defaultArgs []string, env []EnvVar) []string {
+	var argv []string
+	switch {
+	case len(c.Command) > 0:
+		argv = append(slices.Clone(c.Command), c.Args...)
+	case len(c.Args) > 0:
+		argv = append(slices.Clone(entrypoint), c.Args...)
+	default:
+		argv = append(slices.Clone(entrypoint), defaultArgs...)
+	}
+	lookup := func(name string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if env[i].Name == name {
+				return env[i].Value, true
+			}
+		}
+		return "", false
+	}
+	for i := max(0, len(argv)-len(c.Command)-len(c.Args)); i < len(argv); i++ {
+		argv[i] = Expand(argv[i], lookup)
+	}
+	return argv
 }

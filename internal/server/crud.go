@@ -174,6 +174,9 @@ func validateObjectMeta(kind store.Kind, o metav1.Object, namespaced bool) error
 // WorkflowTemplates and every ClusterWorkflowTemplate, with doc itself
 // standing in for the stored version of the same object.
 func (c *crud) catalog(ctx context.Context, obj store.Object, doc *spec.Document) (*spec.Catalog, error) {
+	if b, ok := obj.(*v1alpha1.WorkflowEventBinding); ok {
+		return submittedTemplate(b), nil
+	}
 	var docs []*spec.Document
 	for _, q := range []struct {
 		kind store.Kind

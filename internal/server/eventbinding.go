@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,7 +25,7 @@ import (
 // that names both (see ReceiveEvent).
 
 func (s *eventServer) CreateWorkflowEventBinding(ctx context.Context, req *event.CreateWorkflowEventBindingRequest) (*structpb.Struct, error) {
-	b, err := s.admitBinding(req.GetNamespace(), req.GetWorkflowEventBinding())
+	b, err := s.admitBinding(ctx, req.GetNamespace(), req.GetWorkflowEventBinding())
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +55,7 @@ func (s *eventServer) GetWorkflowEventBinding(ctx context.Context, req *event.Ge
 // metadata.resourceVersion replaces whatever is stored; a stale one is a
 // conflict.
 func (s *eventServer) UpdateWorkflowEventBinding(ctx context.Context, req *event.UpdateWorkflowEventBindingRequest) (*structpb.Struct, error) {
-	b, err := s.admitBinding(req.GetNamespace(), req.GetWorkflowEventBinding())
+	b, err := s.admitBinding(ctx, req.GetNamespace(), req.GetWorkflowEventBinding())
 	if err != nil {
 		return nil, err
 	}
@@ -94,47 +93,14 @@ func (s *eventServer) DeleteWorkflowEventBinding(ctx context.Context, req *event
 // admitBinding decodes and validates a submitted binding: its namespace
 // defaults to the request's, its names are checked as Kubernetes does, and
 // its expressions must compile.
-func (s *eventServer) admitBinding(namespace string, in *structpb.Struct) (*v1alpha1.WorkflowEventBinding, error) {
-	c := &s.bindings
-	if in == nil || len(in.GetFields()) == 0 {
-		return nil, status.Error(codes.InvalidArgument, "workflowEventBinding is required")
-	}
-	m := in.AsMap()
-	if _, ok := m["apiVersion"]; !ok {
-		m["apiVersion"] = v1alpha1.APIVersion
-	}
-	if _, ok := m["kind"]; !ok {
-		m["kind"] = string(c.kind)
-	}
-	if k, _ := m["kind"].(string); k != string(c.kind) {
-		return nil, status.Errorf(codes.InvalidArgument, "kind must be %s, not %q", c.kind, k)
-	}
-	data, err := json.Marshal(m)
+func (s *eventServer) admitBinding(ctx context.Context, namespace string, in *structpb.Struct) (*v1alpha1.WorkflowEventBinding, error) {
+	obj, err := s.bindings.admit(ctx, namespace, in)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", c.kind, err)
+		return nil, err
 	}
-	docs, err := spec.Load("", data, spec.Lenient)
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	if len(docs) != 1 {
-		return nil, status.Errorf(codes.InvalidArgument, "%s: not a %s", c.kind, c.kind)
-	}
-	b, ok := docs[0].Object.(*v1alpha1.WorkflowEventBinding)
+	b, ok := obj.(*v1alpha1.WorkflowEventBinding)
 	if !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "%s: not a %s", c.kind, c.kind)
-	}
-	if err := c.defaultNamespace(b, namespace); err != nil {
-		return nil, err
-	}
-	if err := validateObjectMeta(c.kind, b, true); err != nil {
-		return nil, err
-	}
-	if errs, _ := spec.Validate(docs[0], submittedTemplate(b)).Split(); len(errs) > 0 {
-		for i := range errs {
-			errs[i].Line = 0 // the request was re-encoded: its lines mean nothing to the client
-		}
-		return nil, status.Error(codes.InvalidArgument, errs.Error())
+		return nil, status.Errorf(codes.InvalidArgument, "%s: not a %s", s.bindings.kind, s.bindings.kind)
 	}
 	return b, nil
 }

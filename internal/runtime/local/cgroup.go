@@ -116,7 +116,7 @@ func detectCgroups(root string) (*cgroups, error) {
 
 // selfCgroups maps each v1 controller to this process's cgroup in it.
 func selfCgroups() (map[string]string, error) {
-	f, err := os.Open("/proc/self/cgroup")
+	f, err := os.Open("/proc/thread-self/cgroup") // see hostMounts
 	if err != nil {
 		return nil, fmt.Errorf("this process's cgroups: %w", err)
 	}

@@ -117,28 +117,9 @@ func (rt *Runtime) imageCommand(c *apiv1.Container, env []executor.EnvVar, img *
 // Entrypoint and Cmd as Kubernetes does, expanding $(VAR) in what the
 // container gave.
 func imageArgv(c *apiv1.Container, cfg image.Config, env []executor.EnvVar) ([]string, error) {
-	var argv []string
-	switch {
-	case len(c.Command) > 0:
-		argv = append(slices.Clone(c.Command), c.Args...)
-	case len(c.Args) > 0:
-		argv = append(slices.Clone(cfg.Entrypoint), c.Args...)
-	default:
-		argv = append(slices.Clone(cfg.Entrypoint), cfg.Cmd...)
-	}
+	argv := executor.ContainerArgv(c, cfg.Entrypoint, cfg.Cmd, env)
 	if len(argv) == 0 {
 		return nil, errors.New("the container has no command, and the image has neither Entrypoint nor Cmd")
-	}
-	lookup := func(name string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if env[i].Name == name {
-				return env[i].Value, true
-			}
-		}
-		return "", false
-	}
-	for i := len(argv) - len(c.Command) - len(c.Args); i < len(argv); i++ {
-		argv[i] = executor.Expand(argv[i], lookup)
 	}
 	return argv, nil
 }

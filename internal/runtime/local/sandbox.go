@@ -404,7 +404,11 @@ func (rt *Runtime) startInView(v view, cg *stepCgroup, argv []string, attr *os.P
 
 // hostMounts lists the mount points of this process's mount namespace.
 func hostMounts() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	// The calling thread's, not the process's: /proc/self follows the main
+	// thread, which may have been left in a step's namespace (a locked
+	// goroutine that ends on the main thread wedges it instead of ending
+	// it). A goroutine that is not locked runs in the host's namespace.
+	f, err := os.Open("/proc/thread-self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("list the host's mounts: %w", err)
 	}
