@@ -23,13 +23,15 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/braid
 
-## test: every test, after starting what the tests need (hack/test-deps.sh).
+## test: every test, after starting what the tests need (hack/test-deps.sh; hack/kube/test.sh brings up a one-node Kubernetes and PostgreSQL for the Kubernetes backend's tests and stops them).
 test: vet fmt-check verify-generated
 	./hack/test-deps.sh
 	BRAID_REQUIRE_MINIO=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
 	BRAID_REQUIRE_MINIO=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
+	./hack/manifests.sh --check
+	./hack/kube/test.sh $(BIN)
 
 ## minio-up: start a MinIO on 127.0.0.1 (random port and credentials); prints `export` lines.
 minio-up:

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The Kubernetes part of `make test`: brings up the one-node cluster (up.sh, cold the first time:
+# it builds kube-apiserver, kubelet, kube-scheduler and kubectl), loads the images with the braid
+# binary just built (images.sh), starts a private PostgreSQL (hack/postgres.sh), runs the tests of
+# the kube store, the kube runtime and the backend end to end, and stops what it started: a cluster
+# or a PostgreSQL that was already running is left running.
+#
+#   hack/kube/test.sh BRAID_BIN
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BRAID_BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+GO=${GO:-go}
+HERE=hack/kube
+LOG_TAG=kube-test
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+
+kube_was_up=false
+if alive "$RUN/apiserver.pid" kube-apiserver && alive "$NODE/kubelet.pid" kubelet; then kube_was_up=true; fi
+pg_was_up=false
+if ./hack/postgres.sh env >/dev/null 2>&1; then pg_was_up=true; fi
+cleanup() {
+  if [ "$kube_was_up" = false ]; then "$HERE/down.sh" >/dev/null 2>&1 || true; fi
+  if [ "$pg_was_up" = false ]; then ./hack/postgres.sh down >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+start=$(date +%s)
+KUBECONFIG=$("$HERE/up.sh" | tail -1 | sed 's/^export KUBECONFIG=//')
+export KUBECONFIG
+echo "kube-test: node up in $(($(date +%s) - start)) s" >&2
+"$HERE/images.sh" >&2
+eval "$(./hack/postgres.sh up | tail -1)"
+export BRAID_TEST_POSTGRES
+
+BRAID_KUBE=1 BRAID_REQUIRE_KUBE=1 BRAID_REQUIRE_POSTGRES=1 BRAID_BIN="$BRAID_BIN" \
+  "$GO" test -count=1 -timeout 30m ./internal/store/kube/ ./internal/runtime/kube/ ./test/e2e/kube/
