@@ -153,7 +153,7 @@ func (r *run) loadMemo(cacheName, key string) (MemoEntry, bool, error) {
 // initializeCacheHitNode). Its global outputs are exported as a finished
 // node's would be, and the hit is planned for the caller to record.
 func (r *run) memoHitNode(in invocation, opts execOpts, e MemoEntry, status *v1alpha1.MemoizationStatus) (v1alpha1.NodeStatus, error) {
-	n, err := r.newNode(nodeInit{name: in.name, typ: memoNodeType(in.tmpl), h: in.h, scope: in.scope,
+	n, err := r.newNode(nodeInit{name: in.name, typ: templateNodeType(in.tmpl), h: in.h, scope: in.scope,
 		boundaryID: opts.boundaryID, phase: v1alpha1.NodeSucceeded, flag: opts.flag, inputs: in.inputs})
 	if err != nil {
 		return v1alpha1.NodeStatus{}, err
@@ -169,8 +169,9 @@ func (r *run) memoHitNode(in invocation, opts execOpts, e MemoEntry, status *v1a
 	return r.nodes[n.ID], nil
 }
 
-// memoNodeType is the type of the node a template creates (rule 1.1).
-func memoNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
+// templateNodeType is the type of the node a template creates when no
+// retry node wraps it (rule 1.1).
+func templateNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 	switch t.Type() {
 	case v1alpha1.TemplateTypeSteps:
 		return v1alpha1.NodeTypeSteps

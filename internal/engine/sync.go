@@ -125,13 +125,5 @@ func (r *run) lockNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 	if r.retryStrategy(t) != nil {
 		return v1alpha1.NodeTypeRetry
 	}
-	switch t.Type() {
-	case v1alpha1.TemplateTypeSteps:
-		return v1alpha1.NodeTypeSteps
-	case v1alpha1.TemplateTypeDAG:
-		return v1alpha1.NodeTypeDAG
-	case v1alpha1.TemplateTypeSuspend:
-		return v1alpha1.NodeTypeSuspend
-	}
-	return leafNodeType(t)
+	return templateNodeType(t)
 }
