@@ -178,7 +178,7 @@ func (d *driver) run(l engine.Launch) (runtime.Run, error) {
 	plan, err := d.artifactPlan(l)
 	return runtime.Run{
 		ID: RunID(d.wf, l.NodeID), Namespace: d.wf.Namespace, Workflow: d.wf.Name, WorkflowUID: string(d.wf.UID),
-		NodeID: l.NodeID, PodName: l.PodName, Template: l.Template, IncludeResult: l.IncludeResult,
+		NodeID: l.NodeID, PodName: l.PodName, Template: l.Template, Spec: &d.wf.Spec, IncludeResult: l.IncludeResult,
 		ActiveDeadline: l.ActiveDeadline, Deadline: l.Deadline, Env: l.Env, Artifacts: plan,
 	}, err
 }
@@ -284,7 +284,7 @@ func (d *driver) record(ev runtime.StepEvent) {
 	}
 	d.results[ev.NodeID] = engine.StepResult{
 		Phase: ev.Phase, Message: ev.Message, ExitCode: ev.ExitCode, Outputs: ev.Outputs,
-		StartedAt: ev.StartedAt, FinishedAt: ev.FinishedAt,
+		StartedAt: ev.StartedAt, FinishedAt: ev.FinishedAt, PodIP: ev.PodIP, HostNode: ev.HostNode,
 	}
 }
 

@@ -21,6 +21,10 @@ type Run struct {
 	PodName     string
 	// Template is the fully substituted leaf template.
 	Template *v1alpha1.Template
+	// Spec is the workflow's spec, read-only: the workflow-wide pod settings
+	// (volumes, volumeClaimTemplates, podGC, serviceAccountName, ...).
+	// Runtimes that have no pods may ignore it; it may be nil in tests.
+	Spec *v1alpha1.WorkflowSpec
 	// IncludeResult captures stdout (the last 256 KiB, one trailing newline
 	// removed) as outputs.result.
 	IncludeResult bool
@@ -61,6 +65,10 @@ type StepEvent struct {
 	Outputs     *v1alpha1.Outputs
 	StartedAt   time.Time
 	FinishedAt  time.Time
+	// PodIP and HostNode say where the step runs, once known: a daemon's
+	// address is {{steps.NAME.ip}}.
+	PodIP    string
+	HostNode string
 }
 
 // Runtime runs steps.
