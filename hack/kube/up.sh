@@ -85,6 +85,7 @@ etcd_healthy || die "etcd is not healthy, see $LOGS/etcd.log"
 
 # ---- 5. kube-apiserver ---------------------------------------------------------------------------
 # The ServiceAccount admission plugin stays on: braid's pods call the API with a projected token.
+# RBAC is enforced (the admin token is in system:masters), so tests can check a denied service account.
 # No kube-controller-manager runs, so ns.sh creates each namespace's default ServiceAccount and
 # kube-root-ca.crt ConfigMap. Debian's etcd 3.4 needs WatchList=false (no RequestWatchProgress).
 if ! alive "$RUN/apiserver.pid" kube-apiserver; then
@@ -96,7 +97,7 @@ if ! alive "$RUN/apiserver.pid" kube-apiserver; then
     --cert-dir="$RUN/pki/serving" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$RUN/pki/sa.pub" --service-account-signing-key-file="$RUN/pki/sa.key" \
-    --token-auth-file="$RUN/pki/tokens.csv" --authorization-mode=AlwaysAllow \
+    --token-auth-file="$RUN/pki/tokens.csv" --authorization-mode=RBAC \
     --service-cluster-ip-range=10.96.0.0/24 --endpoint-reconciler-type=none \
     --profiling=false --feature-gates=WatchList=false ${BRAID_KUBE_APISERVER_FLAGS:-} \
     > "$LOGS/apiserver.log" 2>&1 < /dev/null 9>&- &
