@@ -9,12 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
-	apiv1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -269,84 +266,6 @@ func (c *configMapValues) value(namespace, name, key string) (string, bool) {
 	return v, ok
 }
 
-// podLogFiles lets the API server (which reads a step's log from a file)
-// serve pod logs: each read fetches the main container's log through the
-// API into a file under dir. A finished pod's log is fetched once; a
-// running pod's at most every podLogRefresh.
-type podLogFiles struct {
-	client kubernetes.Interface
-	dir    string
-	log    *slog.Logger
-
-	mu      sync.Mutex
-	fetched map[string]podLogState
-}
-
-type podLogState struct {
-	at    time.Time
-	final bool
-}
-
-const podLogRefresh = 500 * time.Millisecond
-
-func newPodLogFiles(client kubernetes.Interface, log *slog.Logger) (*podLogFiles, error) {
-	dir, err := os.MkdirTemp("", "braid-pod-logs-")
-	if err != nil {
-		return nil, fmt.Errorf("pod log cache: %w", err)
-	}
-	return &podLogFiles{client: client, dir: dir, log: log, fetched: map[string]podLogState{}}, nil
-}
-
-// path is a server.LogPath.
-func (p *podLogFiles) path(namespace, _, pod string) string {
-	path := filepath.Join(p.dir, namespace, pod+".log")
-	p.mu.Lock()
-	st, ok := p.fetched[path]
-	p.mu.Unlock()
-	if ok && (st.final || time.Since(st.at) < podLogRefresh) {
-		return path
-	}
-	final, err := p.fetch(namespace, pod, path)
-	if err != nil {
-		p.log.Debug("pod log", "pod", namespace+"/"+pod, "err", err)
-		return path
-	}
-	p.mu.Lock()
-	p.fetched[path] = podLogState{at: time.Now(), final: final}
-	p.mu.Unlock()
-	return path
-}
-
-// fetch writes the pod's main log to path; final: the pod has ended.
-func (p *podLogFiles) fetch(namespace, pod, path string) (final bool, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pods := p.client.CoreV1().Pods(namespace)
-	obj, err := pods.Get(ctx, pod, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("pod %s/%s is gone", namespace, pod)
-	}
-	if err != nil {
-		return false, err
-	}
-	final = obj.Status.Phase == apiv1.PodSucceeded || obj.Status.Phase == apiv1.PodFailed
-	data, err := pods.GetLogs(pod, &apiv1.PodLogOptions{Container: kuberuntime.MainContainer}).DoRaw(ctx)
-	if err != nil {
-		return false, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return false, err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return false, err
-	}
-	return final, os.Rename(tmp, path)
-}
-
-// Close removes the cached logs.
-func (p *podLogFiles) Close() error { return os.RemoveAll(p.dir) }
-
 // runKubeServer serves the API on the cluster's custom resources; with
 // --run-controller it drives workflows too, under leader election.
 func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
@@ -356,7 +275,7 @@ func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
 	if err != nil {
 		return err
 	}
-	logs, err := newPodLogFiles(k.client, log)
+	logs, err := newPodLogFiles(k.client, log, k.shippedLogs())
 	if err != nil {
 		return errors.Join(err, k.Close())
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -24,22 +25,59 @@ func (d *driver) artifactPlan(l engine.Launch) (*runtime.ArtifactPlan, error) {
 		repo = r
 	}
 	archiveLogs := wantArchiveLogs(d.wf, l.Template, repo)
-	if len(l.Template.Outputs.Artifacts) == 0 && !archiveLogs {
-		// No outputs: the repository still completes key-only inputs.
-		return &runtime.ArtifactPlan{Repository: repo}, nil
-	}
-	key, err := artifact.KeyFor(repo, map[string]string{
-		"workflow.name":              d.wf.Name,
-		"workflow.namespace":         d.wf.Namespace,
-		"workflow.uid":               string(d.wf.UID),
-		"workflow.creationTimestamp": d.wf.CreationTimestamp.UTC().Format(time.RFC3339),
-		"pod.name":                   l.PodName,
-		"node.id":                    l.NodeID,
-	})
+	// Every pod gets a key, outputs or not: the executor ships its main log
+	// there, so that the log outlives the pod.
+	key, err := podKey(repo, d.wf, l.PodName, l.NodeID)
 	if err != nil {
-		return nil, fmt.Errorf("artifact repository key: %w", err)
+		return nil, err
 	}
 	return &runtime.ArtifactPlan{Repository: repo, Key: key, ArchiveLogs: archiveLogs}, nil
+}
+
+// podKey is the key prefix of a pod's outputs: the repository's key format
+// applied for this pod.
+func podKey(repo *v1alpha1.ArtifactRepository, wf *v1alpha1.Workflow, podName, nodeID string) (string, error) {
+	key, err := artifact.KeyFor(repo, map[string]string{
+		"workflow.name":              wf.Name,
+		"workflow.namespace":         wf.Namespace,
+		"workflow.uid":               string(wf.UID),
+		"workflow.creationTimestamp": wf.CreationTimestamp.UTC().Format(time.RFC3339),
+		"pod.name":                   podName,
+		"node.id":                    nodeID,
+	})
+	if err != nil {
+		return "", fmt.Errorf("artifact repository key: %w", err)
+	}
+	return key, nil
+}
+
+// ShippedLog says where the executor shipped the main log of a pod node:
+// its "main-logs" output when logs are archived, else <key>/main.log in
+// the workflow's repository. It returns nil when there is none to read
+// (no repository; a template's own archiveLocation without archived logs
+// is not followed).
+func ShippedLog(repos artifact.Repositories, wf *v1alpha1.Workflow, n *v1alpha1.NodeStatus, podName string) (*v1alpha1.ArtifactLocation, error) {
+	if n.Outputs != nil {
+		for i := range n.Outputs.Artifacts {
+			if a := &n.Outputs.Artifacts[i]; a.Name == executor.LogArtifact {
+				loc := a.ArtifactLocation
+				return &loc, nil
+			}
+		}
+	}
+	repo, err := repos.Resolve(wf.Spec.ArtifactRepositoryRef)
+	if err != nil || repo == nil {
+		return nil, err
+	}
+	key, err := podKey(repo, wf, podName, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	loc := artifact.OutputLocation(repo, key, "main.log", false)
+	if artifact.Kind(&loc) == "" {
+		return nil, nil
+	}
+	return &loc, nil
 }
 
 // wantArchiveLogs applies Argo's order: the template's archiveLocation,
