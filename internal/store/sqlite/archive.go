@@ -28,39 +28,20 @@ import (
 // archived_labels per label, indexed by (key, value), so that a label
 // selector is answered from the index rather than by decoding rows.
 
-// NameFilter says how ArchiveListOptions.Name compares with a name, as
-// argo-server's nameFilter parameter.
-type NameFilter string
+// The archive's list options are shared by every archive (store package);
+// these aliases keep this package's callers unchanged.
+type (
+	NameFilter         = store.NameFilter
+	ArchiveListOptions = store.ArchiveListOptions
+)
 
 // The name filters; "" means Exact.
 const (
-	NameExact     NameFilter = "Exact"
-	NameContains  NameFilter = "Contains"
-	NamePrefix    NameFilter = "Prefix"
-	NameNotEquals NameFilter = "NotEquals"
+	NameExact     = store.NameExact
+	NameContains  = store.NameContains
+	NamePrefix    = store.NamePrefix
+	NameNotEquals = store.NameNotEquals
 )
-
-// ArchiveListOptions filter and page ListArchived. The zero value lists
-// everything.
-type ArchiveListOptions struct {
-	// Namespace restricts the list to one namespace; "" lists every one.
-	Namespace string
-	// NamePrefix keeps the workflows whose name starts with it.
-	NamePrefix string
-	// Name, compared by NameFilter, keeps matching names; "" keeps all.
-	Name       string
-	NameFilter NameFilter
-	// LabelSelector is a Kubernetes label selector.
-	LabelSelector string
-	// CreatedAfter keeps workflows created strictly after it (to the second).
-	CreatedAfter time.Time
-	// FinishedBefore keeps finished workflows that finished strictly
-	// before it (to the second).
-	FinishedBefore time.Time
-	// Limit bounds the page; 0 means no limit. Offset skips that many of
-	// the matching workflows first.
-	Limit, Offset int
-}
 
 // gzipAbove is the size of a node map's JSON from which it is stored
 // compressed; below it the JSON is stored as it is.
