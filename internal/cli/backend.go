@@ -43,6 +43,8 @@ type backendFlags struct {
 	kubeconfig    string
 	executorImage string
 	offloadDSN    string
+	namespaced    bool
+	managedNS     string
 }
 
 func (b *backendFlags) register(fl *pflag.FlagSet) {
@@ -54,16 +56,34 @@ func (b *backendFlags) register(fl *pflag.FlagSet) {
 		"with --backend kube: the image holding braid at /bin/braid, copied into every step's pod (default braid:dev)")
 	fl.StringVar(&b.offloadDSN, "offload-dsn", "",
 		"with --backend kube: a PostgreSQL DSN where node status too large for the Workflow object is kept (default $BRAID_OFFLOAD_DSN)")
+	fl.BoolVar(&b.namespaced, "namespaced", false,
+		"with --backend kube: watch and serve one namespace only (--managed-namespace), needing only namespaced RBAC")
+	fl.StringVar(&b.managedNS, "managed-namespace", "",
+		"with --namespaced: the namespace to manage (default the namespace braid runs in, else default)")
+}
+
+// namespace is the one namespace a namespaced braid manages, or "" for all.
+func (b backendFlags) namespace() string {
+	if !b.namespaced {
+		return ""
+	}
+	if b.managedNS != "" {
+		return b.managedNS
+	}
+	return installNamespace()
 }
 
 func (b backendFlags) validate() error {
 	switch b.backend {
 	case backendEmbedded:
-		if b.kubeconfig != "" || b.executorImage != "" || b.offloadDSN != "" {
-			return errors.New("--kubeconfig, --executor-image and --offload-dsn need --backend kube")
+		if b.kubeconfig != "" || b.executorImage != "" || b.offloadDSN != "" || b.namespaced || b.managedNS != "" {
+			return errors.New("--kubeconfig, --executor-image, --offload-dsn, --namespaced and --managed-namespace need --backend kube")
 		}
 		return nil
 	case backendKube:
+		if b.managedNS != "" && !b.namespaced {
+			return errors.New("--managed-namespace needs --namespaced")
+		}
 		return nil
 	}
 	return fmt.Errorf("--backend %q: want %s or %s", b.backend, backendEmbedded, backendKube)
@@ -115,7 +135,7 @@ func openKube(ctx context.Context, o kubeOpen) (*kubeBackend, error) {
 			return nil, fmt.Errorf("open the node status offload database: %w", err)
 		}
 	}
-	opts := kubestore.Options{Config: rc, Logger: o.log.With("component", "kube-store")}
+	opts := kubestore.Options{Config: rc, Namespace: o.flags.namespace(), Logger: o.log.With("component", "kube-store")}
 	if k.offload != nil {
 		opts.Offloader = k.offload
 	}
@@ -135,7 +155,7 @@ func openKube(ctx context.Context, o kubeOpen) (*kubeBackend, error) {
 // startController starts the pod runtime and builds the controller on it.
 func (k *kubeBackend) startController(o kubeOpen) error {
 	images := executor.MergeImageTable(kuberuntime.DefaultImages(), k.cfg.Images)
-	rt, err := kuberuntime.New(kuberuntime.Config{Client: k.client, BraidImage: o.flags.executorImage,
+	rt, err := kuberuntime.New(kuberuntime.Config{Client: k.client, Namespace: o.flags.namespace(), BraidImage: o.flags.executorImage,
 		Images: images, Artifacts: k.drivers, Logger: o.log.With("component", "kube-runtime")})
 	if err != nil {
 		return fmt.Errorf("start the pod runtime: %w", err)

@@ -160,10 +160,7 @@ func driveElected(ctx context.Context, k *kubeBackend, e electionFlags, log *slo
 func (e electionFlags) lock(client kubernetes.Interface) (*resourcelock.LeaseLock, error) {
 	ns := e.namespace
 	if ns == "" {
-		ns = "default"
-		if data, err := os.ReadFile(inClusterNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
-			ns = strings.TrimSpace(string(data))
-		}
+		ns = installNamespace()
 	}
 	id := e.identity
 	if id == "" {
@@ -178,6 +175,15 @@ func (e electionFlags) lock(client kubernetes.Interface) (*resourcelock.LeaseLoc
 		Client:     client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}, nil
+}
+
+// installNamespace is the namespace braid runs in: the pod's, in a
+// cluster; else default.
+func installNamespace() string {
+	if data, err := os.ReadFile(inClusterNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
+		return strings.TrimSpace(string(data))
+	}
+	return "default"
 }
 
 // drive runs the Manager (every workflow that is not completed) and the

@@ -331,8 +331,10 @@ func storeError(err error, name string) error {
 		return status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q already exists", name)
 	case errors.Is(err, store.ErrConflict):
 		return status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q: %v", name, err)
-	case errors.Is(err, sqlite.ErrInvalid):
+	case errors.Is(err, store.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, store.ErrForbidden):
+		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):

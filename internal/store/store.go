@@ -18,6 +18,12 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrConflict: Update with a stale resourceVersion.
 	ErrConflict = errors.New("conflict: the object has been modified; read it again and retry")
+	// ErrInvalid: the call itself is wrong and retrying cannot help (a
+	// selector that does not parse, an unknown name filter, ...).
+	ErrInvalid = errors.New("invalid argument")
+	// ErrForbidden: the store serves only some namespaces (a namespaced
+	// braid), and the call names another.
+	ErrForbidden = errors.New("forbidden")
 )
 
 // Kind is an Argo kind name: "Workflow", "WorkflowTemplate", ...

@@ -199,3 +199,43 @@ func rvOf(o store.Object) string {
 	}
 	return o.GetResourceVersion()
 }
+
+// TestNamespacedStore: a store limited to one namespace lists only that
+// namespace's workflows and refuses calls naming another.
+func TestNamespacedStore(t *testing.T) {
+	mine, other := newCluster(t), newCluster(t)
+	all := newStore(t, mine, kube.Options{})
+	ctx := ctxT(t)
+	for _, ns := range []string{mine.ns, other.ns} {
+		if err := all.Create(ctx, newWorkflow(ns, "wf", nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newStore(t, mine, kube.Options{Namespace: mine.ns})
+	objs, _, err := s.List(ctx, store.KindWorkflow, "", store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetNamespace() != mine.ns {
+			t.Errorf("listed %s/%s outside %s", o.GetNamespace(), o.GetName(), mine.ns)
+		}
+	}
+	if len(objs) != 1 {
+		t.Errorf("listed %d workflows, want 1", len(objs))
+	}
+	if _, err := s.Get(ctx, store.KindWorkflow, mine.ns, "wf"); err != nil {
+		t.Errorf("get in the managed namespace: %v", err)
+	}
+	calls := map[string]error{
+		"get":    func() error { _, err := s.Get(ctx, store.KindWorkflow, other.ns, "wf"); return err }(),
+		"list":   func() error { _, _, err := s.List(ctx, store.KindWorkflow, other.ns, store.ListOptions{}); return err }(),
+		"create": s.Create(ctx, newWorkflow(other.ns, "wf2", nil)),
+		"delete": s.Delete(ctx, store.KindWorkflow, other.ns, "wf"),
+	}
+	for name, err := range calls {
+		if !errors.Is(err, store.ErrForbidden) {
+			t.Errorf("%s in another namespace: %v, want ErrForbidden", name, err)
+		}
+	}
+}

@@ -21,6 +21,9 @@ import (
 // this store wrote last, when the cache has not caught up). A Workflow
 // comes with every node in Status.Nodes, however it is stored.
 func (s *Store) Get(ctx context.Context, kind store.Kind, namespace, name string) (store.Object, error) {
+	if err := s.managed(kind, namespace); err != nil {
+		return nil, err
+	}
 	in, err := s.informer(ctx, kind)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,9 @@ func (in *informer) overlay(items []any, namespace string) []store.Object {
 // when more remain. Workflows come WITHOUT nodes (Status.Nodes nil), as the
 // embedded store gives them: Get a workflow for its nodes.
 func (s *Store) List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error) {
+	if err := s.managed(kind, namespace); err != nil {
+		return nil, "", err
+	}
 	in, err := s.informer(ctx, kind)
 	if err != nil {
 		return nil, "", err
@@ -281,6 +287,9 @@ func (f filter) matches(o store.Object) bool {
 // channel closes when ctx ends, the store closes, or the watcher falls
 // Options.WatchBuffer events behind: then list and watch again.
 func (s *Store) Watch(ctx context.Context, kind store.Kind, namespace string) (<-chan store.Event, error) {
+	if err := s.managed(kind, namespace); err != nil {
+		return nil, err
+	}
 	in, err := s.informer(ctx, kind)
 	if err != nil {
 		return nil, err

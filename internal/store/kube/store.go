@@ -50,8 +50,13 @@ type Options struct {
 	// WatchBuffer is each Watch channel's buffer; a watcher that falls that
 	// far behind is dropped (its channel closed). 0: DefaultWatchBuffer.
 	WatchBuffer int
-	Logger      *slog.Logger     // nil: discard
-	Clock       func() time.Time // nil: time.Now
+	// Namespace, when set, is the only namespace whose objects this store
+	// watches and writes (a namespaced braid); cluster-scoped kinds are
+	// still served. A call naming another namespace fails with
+	// store.ErrForbidden; "" in a List or Watch means this namespace.
+	Namespace string
+	Logger    *slog.Logger     // nil: discard
+	Clock     func() time.Time // nil: time.Now
 }
 
 // kindInfo is what the store knows of one kind.
@@ -249,12 +254,13 @@ func (s *Store) newInformer(kind store.Kind, ki kindInfo) *informer {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			out := ki.newList()
-			err := s.rc.Get().Resource(ki.plural).VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(out)
+			err := s.rc.Get().NamespaceIfScoped(s.opts.Namespace, ki.namespaced).Resource(ki.plural).VersionedParams(&o, metav1.ParameterCodec).Do(ctx).Into(out)
 			return out, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.Watch = true
-			return s.rc.Get().Resource(ki.plural).VersionedParams(&o, metav1.ParameterCodec).Watch(ctx)
+			return s.rc.Get().NamespaceIfScoped(s.opts.Namespace, ki.namespaced).Resource(ki.plural).
+				VersionedParams(&o, metav1.ParameterCodec).Watch(ctx)
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, ki.newObj(), 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -319,4 +325,16 @@ func cacheKey(ns, name string) string {
 		return name
 	}
 	return ns + "/" + name
+}
+
+// managed refuses a namespace this store does not serve. A namespaced
+// call with namespace "" (List, Watch: every namespace) is narrowed to the
+// managed one by the informer itself.
+func (s *Store) managed(kind store.Kind, namespace string) error {
+	ki, ok := kinds(kind)
+	if !ok || !ki.namespaced || s.opts.Namespace == "" || namespace == "" || namespace == s.opts.Namespace {
+		return nil
+	}
+	return fmt.Errorf("kube store: namespace %q is not managed: this braid serves only namespace %q: %w",
+		namespace, s.opts.Namespace, store.ErrForbidden)
 }

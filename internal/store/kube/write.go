@@ -115,6 +115,9 @@ func (s *Store) UpdateWorkflowStatus(ctx context.Context, wf *v1alpha1.Workflow,
 	if wf == nil {
 		return errors.New("kube store: nil workflow")
 	}
+	if err := s.managed(store.KindWorkflow, wf.Namespace); err != nil {
+		return err
+	}
 	if wf.ResourceVersion == "" {
 		return fmt.Errorf("kube store: update workflow status %s without a resourceVersion: %w", describe(wf), store.ErrConflict)
 	}
@@ -194,6 +197,9 @@ func (s *Store) putStatus(ctx context.Context, wf *v1alpha1.Workflow) (store.Obj
 
 // Delete deletes an object, and a Workflow's offloaded nodes.
 func (s *Store) Delete(ctx context.Context, kind store.Kind, namespace, name string) error {
+	if err := s.managed(kind, namespace); err != nil {
+		return err
+	}
 	ki, ok := kinds(kind)
 	if !ok {
 		return fmt.Errorf("kube store: unknown kind %q", kind)
@@ -244,6 +250,9 @@ func (s *Store) check(obj store.Object) (store.Kind, kindInfo, error) {
 		return "", kindInfo{}, err
 	}
 	ki, _ := kinds(kind)
+	if err := s.managed(kind, obj.GetNamespace()); err != nil {
+		return "", kindInfo{}, err
+	}
 	switch {
 	case ki.namespaced && obj.GetNamespace() == "":
 		return "", kindInfo{}, fmt.Errorf("kube store: %s %s has no namespace", kind, obj.GetName())

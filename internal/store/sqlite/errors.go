@@ -1,6 +1,10 @@
 package sqlite
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/braidwf/braid/internal/store"
+)
 
 // Errors of this package. The shared errors (store.ErrNotFound,
 // store.ErrAlreadyExists, store.ErrConflict) are returned as documented in
@@ -12,7 +16,7 @@ var (
 	// namespace, a label or field selector that does not parse or uses a
 	// field or operator this store cannot filter on, a continue token this
 	// store did not issue.
-	ErrInvalid = errors.New("invalid argument")
+	ErrInvalid = store.ErrInvalid
 	// ErrClosed: the Store was closed.
 	ErrClosed = errors.New("store is closed")
 	// ErrSchemaTooNew: the database file was written by a newer braid whose
