@@ -164,6 +164,7 @@ func (k *kubeBackend) startController(o kubeOpen) error {
 	cms := &configMapValues{client: k.client, cfg: k.cfg}
 	k.ctl, err = controller.New(controller.Options{Store: k.store, Runtime: rt, Logger: o.log,
 		Repositories: artifactRepositories(k.cfg), Artifacts: k.drivers,
+		Memos:     kubestore.NewMemos(k.client, nil, o.flags.namespace()),
 		Retention: controller.Retention(k.cfg.RetentionPolicy),
 		Admission: controller.Admission{ConfigMapValue: cms.value, DatabaseLimits: k.cfg.Synchronization.Limits,
 			Parallelism: k.cfg.Parallelism, NamespaceParallelism: k.cfg.NamespaceParallelism}})
