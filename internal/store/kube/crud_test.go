@@ -232,6 +232,10 @@ func TestNamespacedStore(t *testing.T) {
 		"list":   func() error { _, _, err := s.List(ctx, store.KindWorkflow, other.ns, store.ListOptions{}); return err }(),
 		"create": s.Create(ctx, newWorkflow(other.ns, "wf2", nil)),
 		"delete": s.Delete(ctx, store.KindWorkflow, other.ns, "wf"),
+		"cluster kind": func() error {
+			_, _, err := s.List(ctx, store.KindClusterWorkflowTemplate, "", store.ListOptions{})
+			return err
+		}(),
 	}
 	for name, err := range calls {
 		if !errors.Is(err, store.ErrForbidden) {

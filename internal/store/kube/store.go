@@ -327,12 +327,19 @@ func cacheKey(ns, name string) string {
 	return ns + "/" + name
 }
 
-// managed refuses a namespace this store does not serve. A namespaced
-// call with namespace "" (List, Watch: every namespace) is narrowed to the
-// managed one by the informer itself.
+// managed refuses a namespace this store does not serve, and, in a
+// namespaced store, the cluster-scoped kinds (whose RBAC a namespaced
+// install does not grant). A namespaced call with namespace "" (List,
+// Watch: every namespace) is narrowed to the managed one by the informer.
 func (s *Store) managed(kind store.Kind, namespace string) error {
 	ki, ok := kinds(kind)
-	if !ok || !ki.namespaced || s.opts.Namespace == "" || namespace == "" || namespace == s.opts.Namespace {
+	switch {
+	case !ok || s.opts.Namespace == "":
+		return nil
+	case !ki.namespaced:
+		return fmt.Errorf("kube store: %s is cluster-scoped, and this braid serves only namespace %q: %w",
+			kind, s.opts.Namespace, store.ErrForbidden)
+	case namespace == "" || namespace == s.opts.Namespace:
 		return nil
 	}
 	return fmt.Errorf("kube store: namespace %q is not managed: this braid serves only namespace %q: %w",
