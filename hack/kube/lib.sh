@@ -57,6 +57,10 @@ alive() {
   kill -0 "$pid" 2>/dev/null && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$word"
 }
 
+# running PIDFILE: the process in PIDFILE exists. Right after `setsid CMD &` its command line may
+# still be the forking shell's, so a start is checked with this, not alive.
+running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
 # stop NAME PIDFILE WORD: SIGTERM the process by its pid, SIGKILL after 30 s, remove the pid file.
 stop() {
   local name=$1 pidf=$2 word=$3 pid

@@ -13,6 +13,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LOG_TAG=kube-up
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
+# Say where a failing command stopped the script (set -e is otherwise silent).
+trap 'log "error: line $LINENO: $BASH_COMMAND exited $?"' ERR
 lock
 mkdir -p "$BIN" "$EXT" "$DEBS" "$BUILD" "$RUN/pki" "$LOGS" "$NODE/containerd" "$NODE/cni/net.d" \
   "$NODE/pod-logs" "$NODE/kubelet" "$IMAGES"
@@ -105,7 +107,7 @@ if ! alive "$RUN/apiserver.pid" kube-apiserver; then
 fi
 for _ in $(seq 1 300); do
   readyz && break
-  alive "$RUN/apiserver.pid" kube-apiserver || { tail -20 "$LOGS/apiserver.log" >&2; die "kube-apiserver exited"; }
+  running "$RUN/apiserver.pid" || { tail -20 "$LOGS/apiserver.log" >&2 || true; die "kube-apiserver exited"; }
   sleep 0.1
 done
 readyz || die "kube-apiserver not ready after 30s, see $LOGS/apiserver.log"
@@ -146,11 +148,11 @@ if ! alive "$NODE/kubelet.pid" kubelet; then
   echo $! > "$NODE/kubelet.pid"
 fi
 for _ in $(seq 1 300); do
-  alive "$NODE/kubelet.pid" kubelet || { grep -E '^[EF]' "$LOGS/kubelet.log" | tail -5 >&2; die "kubelet exited"; }
+  running "$NODE/kubelet.pid" || { tail -30 "$LOGS/kubelet.log" >&2 || true; die "kubelet exited"; }
   node_ready && break
   sleep 0.2
 done
-node_ready || die "node $NODE_NAME not Ready after 60s, see $LOGS/kubelet.log"
+node_ready || { tail -30 "$LOGS/kubelet.log" >&2 || true; die "node $NODE_NAME not Ready after 60s, see $LOGS/kubelet.log"; }
 # No kube-controller-manager runs, so nothing lifts the taint the kubelet registers with.
 kc taint node "$NODE_NAME" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 log "node $NODE_NAME Ready"
