@@ -16,12 +16,13 @@ FUZZTIME ?= 60s
 BENCHCOUNT ?= 6
 
 .PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean \
-	minio-up minio-down kube-up kube-down kube-images
+	minio-up minio-down kube-up kube-down kube-images bench-kube
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/braid
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(dir $(BIN))braid-nsinit ./internal/runtime/local/nsinit
 
 ## test: every test, after starting what the tests need (hack/test-deps.sh; hack/kube/test.sh brings up a one-node Kubernetes and PostgreSQL for the Kubernetes backend's tests and stops them).
 test: vet fmt-check verify-generated
@@ -71,10 +72,15 @@ conformance: build
 	./hack/conformance.sh $(BIN) "$(BRAID_CONFORMANCE_DIR)"
 	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance(Artifacts|Server)?$$' -v ./test/e2e/
 
-## bench: braid against GNU make on the same graphs (W1, W2, W5), API throughput (W6), then the package benchmarks.
+## bench: braid against GNU make on the same graphs (W1, W2, W5), API throughput (W6), the Kubernetes backend's K1 and K2 when $$KUBECONFIG reaches a node (else skipped with a message), then the package benchmarks.
 bench: build
 	$(GO) run ./test/bench -braid $(BIN) -runs 3
+	$(GO) run ./test/bench/kube -braid $(BIN) -optional
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/...
+
+## bench-kube: the Kubernetes backend's benchmarks on the node of `make kube-up` (started if it is not up): K1 a 100-step chain run by `braid controller`, K2 DAGs of 200 and 2,000 no-op steps (test/bench/kube). The braid:dev image should hold the same build (make kube-images).
+bench-kube: build
+	KUBECONFIG=$$(./hack/kube/up.sh | tail -1 | sed 's/^export KUBECONFIG=//') $(GO) run ./test/bench/kube -braid $(BIN)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadValidate$$' -fuzztime $(FUZZTIME) ./internal/spec/

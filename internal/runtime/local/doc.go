@@ -55,6 +55,18 @@
 // possible, with one warning), a step that reads an output under /tmp
 // still gets a private /tmp.
 //
+// When braid is not root, a view is built in a user namespace of the
+// step's own (userns.go): the step starts as braid-nsinit (./nsinit, built
+// next to braid by `make build`), cloned into new user, mount and PID
+// namespaces with braid's user mapped to root, which mounts the view and
+// execs the step. The kernel locks the host's mounts in such a namespace,
+// so that view is an overlay of a tmpfs outline of "/" with the host's
+// directories bound read-only on top; a host directory that gets an input
+// artifact or the working directory is an overlay of its own. Nothing
+// reaches the host either way; limits are ignored there (cgroups are
+// root's, one warning). Without braid-nsinit or user namespaces, auto falls
+// back to plain processes and required refuses to run.
+//
 // # Limits
 //
 // A main container with resources.limits.memory or .cpu runs in a cgroup

@@ -20,7 +20,8 @@ const (
 	// root.
 	IsolationNone = "none"
 	// IsolationAuto gives every step a root view of its own when this
-	// process can (it is root and may mount an overlay), and falls back to
+	// process can (it is root and may mount an overlay, or it is not and
+	// may build one in user namespaces: userns.go), and falls back to
 	// IsolationNone with one warning otherwise. braid's default (the
 	// embedded mode sets it), not the zero Config's.
 	IsolationAuto = "auto"
@@ -73,6 +74,10 @@ type sandbox struct {
 	// 6.18). Otherwise steps see the host's processes in the host's /proc.
 	pidns    bool
 	pidnsErr error // why not
+	// userns is set when braid is not root: each step's view is built by
+	// braid-nsinit in user, mount and PID namespaces of the step's own
+	// (userns.go).
+	userns *userns
 }
 
 // newSandbox decides whether steps get a root view, following the
@@ -89,7 +94,10 @@ func (rt *Runtime) newSandbox(mode string) (*sandbox, error) {
 	sb, err := probeSandbox(rt.cfg.DataDir, rt.shimsDir, rt.cfg.Braid)
 	if err == nil {
 		if !sb.pidns {
-			rt.log.Warn("steps share the host's PID namespace and /proc", "reason", sb.pidnsErr.Error())
+			rt.log.Warn("steps see the host's /proc", "reason", sb.pidnsErr.Error())
+		}
+		if sb.userns != nil {
+			rt.log.Info("steps run in user namespaces: braid is not root", "helper", sb.userns.helper)
 		}
 		return sb, nil
 	}
@@ -101,12 +109,10 @@ func (rt *Runtime) newSandbox(mode string) (*sandbox, error) {
 }
 
 // probeSandbox returns the sandbox when this process can mount a root view:
-// it is root, the paths fit in overlay options, and an overlay of / mounts
-// in a new mount namespace.
+// the paths fit in overlay options, and either it is root and an overlay
+// of / mounts in a new mount namespace, or it is not and a view mounts in
+// new user namespaces (userns.go).
 func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
-	if os.Geteuid() != 0 {
-		return nil, errors.New("a root view needs root")
-	}
 	if strings.ContainsAny(dataDir, ",:\\") {
 		return nil, fmt.Errorf("the data directory %s holds a character that overlay options cannot carry (, : or \\)", dataDir)
 	}
@@ -119,6 +125,12 @@ func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
 		return nil, err
 	}
 	sb.rw, sb.ro = splitMounts(mounts, dataDir)
+	if os.Geteuid() != 0 {
+		if err := sb.probeUserns(mounts); err != nil {
+			return nil, fmt.Errorf("a root view needs root, or user namespaces: %w", err)
+		}
+		return sb, nil
+	}
 	probe, err := os.MkdirTemp(dataDir, ".probe-")
 	if err != nil {
 		return nil, fmt.Errorf("probe the root view: %w", err)
@@ -389,6 +401,13 @@ func bind(src, dst string, recursive, readOnly bool) error {
 // goroutine, taking the namespace with it once the step's processes are
 // gone.
 func (rt *Runtime) startInView(v view, cg *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
+	if rt.sandbox.userns != nil { // no cgroups without root: cg is nil
+		proc, err := rt.sandbox.startInUserns(v, argv, attr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the step's root view: %w", err)
+		}
+		return proc, nil, nil
+	}
 	var forked func(pid int) error
 	if rt.sandbox.pidns {
 		attr.Sys.Ptrace = true
