@@ -14,7 +14,10 @@
 // (engine.Snapshot.Relaunch), and one the runtime lost is reported Error.
 //
 // The interfaces it needs from a store and a runtime are declared here, by
-// their consumer. The controller is the one place that writes a workflow's
-// status. It must not import the server or any store or runtime
+// their consumer. A runtime that keeps resources per workflow (the
+// Kubernetes runtime's PVCs and workflow-level pod GC) also implements
+// WorkflowHooks (hooks.go), called before a workflow's first step and once
+// its completion is persisted. The controller is the one place that writes
+// a workflow's status. It must not import the server or any store or runtime
 // implementation: cmd and cli wire those in.
 package controller

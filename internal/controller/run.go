@@ -77,6 +77,9 @@ type driver struct {
 
 func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 	defer d.listen()()
+	if err := d.workflowStarted(ctx); err != nil || d.wf.Status.Phase.Completed() { // hooks.go
+		return d.wf, err
+	}
 	for {
 		if ok, err := d.admit(ctx); !ok { // held back: parallelism or workflow-level locks
 			if err == nil {
@@ -102,6 +105,7 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 			return d.wf, err
 		}
 		if d.wf.Status.Phase.Completed() {
+			d.workflowCompleted(ctx) // hooks.go
 			return d.wf, nil
 		}
 		if err := d.wait(ctx, res.RequeueAfter); err != nil {

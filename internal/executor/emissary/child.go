@@ -19,6 +19,7 @@ type childResult struct {
 	tail              *executor.Tail // stdout's tail, with includeResult
 	logPath           string         // the captured log, "" when not captured
 	killReason        string         // the deadline's message when it killed the child
+	signalled         bool           // a signal to the emissary was forwarded to it
 }
 
 // runChild runs argv with stdout and stderr passed through (and captured
@@ -33,7 +34,7 @@ func runChild(o Options, s *setup, argv []string) (*childResult, error) {
 		stdout = append(stdout, res.tail)
 	}
 	if s.art.Repository != nil || archivesLogs(s) {
-		f, err := os.OpenFile(logFile(s), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, err := os.OpenFile(logFile(s), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644) // retries append
 		if err != nil {
 			return nil, fmt.Errorf("open the main log: %w", err)
 		}
@@ -71,15 +72,24 @@ func runChild(o Options, s *setup, argv []string) (*childResult, error) {
 		defer t.Stop()
 		deadline = t.C
 	}
+	stopWhen := s.stopWhen
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		for {
 			select {
 			case sig := <-o.Signals:
 				if ss, ok := sig.(syscall.Signal); ok {
+					mu.Lock()
+					res.signalled = true
+					mu.Unlock()
 					_ = syscall.Kill(-pid, ss)
 				}
 			case <-deadline:
 				kill(s.deadlineMsg)
+			case <-stopWhen:
+				stopWhen = nil
+				kill(MsgSidecarStopped)
 			case <-stop:
 				return
 			}
@@ -87,6 +97,7 @@ func runChild(o Options, s *setup, argv []string) (*childResult, error) {
 	}()
 	err := cmd.Wait()
 	close(stop)
+	<-exited
 	res.finished = o.Now()
 	mu.Lock()
 	if killTimer != nil {
@@ -131,6 +142,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // archivesLogs reports whether the template asks for its log to be saved
 // to an archiveLocation of its own.
 func archivesLogs(s *setup) bool {
+	if s.tmpl == nil {
+		return false
+	}
 	al := s.tmpl.ArchiveLocation
 	return al != nil && al.ArchiveLogs != nil && *al.ArchiveLogs
 }

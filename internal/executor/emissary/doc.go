@@ -21,6 +21,15 @@
 //     names the limit;
 //  7. exit with the child's exit code.
 //
+// With ARGO_CONTAINER_NAME set, it then writes the marker
+// /var/run/braid/ctr/<name>.done (roles.go). A containerSet's containers
+// (BRAID_EMISSARY_ROLE=container) wait for their dependencies' markers, are
+// skipped when one did not succeed, are retried in place per the set's
+// retryStrategy, and only the one named main loads inputs and reports
+// outputs. A sidecar (role sidecar) runs its command until the markers of
+// BRAID_STOP_AFTER are all there, then stops it (SIGTERM, SIGKILL after the
+// grace) and reports success.
+//
 // The termination message is the only way back: the emissary needs no API
 // credentials, no RBAC and no route to the apiserver, and costs no API
 // write. The Kubernetes runtime (internal/runtime/kube) builds the pod and

@@ -48,6 +48,19 @@ type setup struct {
 	termLog       string
 	staging       string
 	workDir       string
+	// name is the container's name ("" outside a pod); role its EnvRole.
+	name, role string
+	ctrDir     string
+	// set is the container's node in a containerSet (role RoleContainer).
+	set *setMember
+	// stopWhen, when it closes, stops the child (a sidecar's stop).
+	stopWhen <-chan struct{}
+}
+
+// reportsOutputs: this container loads the inputs and reports the outputs
+// (the main container, or the set's container named main).
+func (s *setup) reportsOutputs() bool {
+	return s.role == "" || s.name == ContainerSetMain
 }
 
 // Run runs the step around Argv and writes its result to the termination
@@ -55,15 +68,20 @@ type setup struct {
 // when the child could not run.
 func Run(ctx context.Context, o Options) int {
 	o = withDefaults(o)
+	if o.Getenv(EnvRole) == RoleSidecar {
+		return runSidecar(ctx, o)
+	}
 	s, err := readSetup(o)
+	var msg *Message
+	code := 1
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "braid emissary: %v\n", err)
-		msg := &Message{Phase: v1alpha1.NodeError, Message: err.Error()}
-		writeMessage(ctx, o, s, msg)
-		return 1
+		msg = &Message{Phase: v1alpha1.NodeError, Message: err.Error()}
+	} else {
+		msg, code = runStep(ctx, o, s)
 	}
-	msg, code := runStep(ctx, o, s)
 	writeMessage(ctx, o, s, msg)
+	markDone(o, s, msg, code)
 	return code
 }
 
@@ -96,7 +114,8 @@ func withDefaults(o Options) Options {
 // termLog is usable, even with an error.
 func readSetup(o Options) (*setup, error) {
 	s := &setup{termLog: cmpOr(o.Getenv(EnvTerminationLog), DefaultTerminationLog),
-		staging: cmpOr(o.Getenv(EnvStaging), StagingDir)}
+		staging: cmpOr(o.Getenv(EnvStaging), StagingDir),
+		name:    o.Getenv(EnvContainerName), role: o.Getenv(EnvRole), ctrDir: cmpOr(o.Getenv(EnvCtrDir), CtrDir)}
 	wd, err := os.Getwd()
 	if err != nil {
 		return s, fmt.Errorf("working directory: %w", err)
@@ -117,6 +136,18 @@ func readSetup(o Options) (*setup, error) {
 		return s, fmt.Errorf("parse %s: %w", EnvTemplate, err)
 	}
 	s.includeResult, _ = strconv.ParseBool(o.Getenv(EnvIncludeResult))
+	switch s.role {
+	case "":
+	case RoleContainer:
+		m, err := setMemberOf(s.tmpl, s.name)
+		if err != nil {
+			return s, err
+		}
+		s.set = m
+		s.includeResult = s.includeResult && s.name == ContainerSetMain
+	default:
+		return s, fmt.Errorf("%s=%q: want %q, %q or nothing", EnvRole, s.role, RoleContainer, RoleSidecar)
+	}
 	if len(o.Argv) == 0 {
 		return s, errors.New("no command to run (usage: braid exec emissary -- COMMAND [ARG]...)")
 	}
@@ -156,6 +187,18 @@ func runStep(ctx context.Context, o Options, s *setup) (*Message, int) {
 	if !s.deadline.IsZero() && !s.deadline.After(o.Now()) {
 		return &Message{Phase: v1alpha1.NodeFailed, Message: s.deadlineMsg}, 1
 	}
+	if s.set != nil {
+		if msg, code, wait := waitDependencies(o, s); !wait {
+			return msg, code
+		}
+	}
+	if !s.reportsOutputs() {
+		res, err := runAttempts(o, s, o.Argv)
+		if err != nil {
+			return &Message{Phase: v1alpha1.NodeError, Message: err.Error()}, 1
+		}
+		return containerMessage(s.name, res), res.code
+	}
 	if err := executor.LoadInputs(ctx, s.tmpl, s.plan, o.Drivers, paths); err != nil {
 		return &Message{Phase: v1alpha1.NodeError, Message: err.Error()}, 1
 	}
@@ -169,7 +212,7 @@ func runStep(ctx context.Context, o Options, s *setup) (*Message, int) {
 			argv = append(argv[:len(argv):len(argv)], c.Args[len(c.Args)-1])
 		}
 	}
-	res, err := runChild(o, s, argv)
+	res, err := runAttempts(o, s, argv)
 	if err != nil {
 		return &Message{Phase: v1alpha1.NodeError, Message: err.Error()}, 1
 	}

@@ -29,6 +29,40 @@ const (
 	// EnvStaging overrides the directory of the staged script and the
 	// captured log (default StagingDir).
 	EnvStaging = "BRAID_STAGING_DIR"
+	// EnvContainerName is the container's name, as Argo's executor gets it.
+	// When it is set, the emissary writes the marker CtrDir/<name>.done once
+	// its child has ended (the exit code, or MarkerSkipped), which the
+	// containers that depend on it and the pod's sidecars wait for.
+	EnvContainerName = "ARGO_CONTAINER_NAME"
+	// EnvRole is what the container is: "" for the main container of a
+	// container or script template, RoleContainer or RoleSidecar.
+	EnvRole = "BRAID_EMISSARY_ROLE"
+	// EnvStopAfter lists, comma-separated, the containers whose markers stop
+	// a sidecar: when all of them are there, its child gets SIGTERM, then
+	// SIGKILL after the kill grace.
+	EnvStopAfter = "BRAID_STOP_AFTER"
+	// EnvCtrDir overrides CtrDir; tests set it.
+	EnvCtrDir = "BRAID_CTR_DIR"
+)
+
+// The roles of the containers the emissary wraps.
+const (
+	// RoleContainer is a container of a containerSet: it waits for its
+	// dependencies' markers, is skipped (exit 0, phase Omitted) when one of
+	// them did not succeed, and is retried in place per the set's
+	// retryStrategy. Only the one named "main" loads inputs and reports
+	// outputs, as in Argo.
+	RoleContainer = "container"
+	// RoleSidecar is a template's sidecar: it runs until the containers of
+	// EnvStopAfter have ended, and a stop by the emissary is a success.
+	RoleSidecar = "sidecar"
+	// CtrDir holds the markers, on the shared volume.
+	CtrDir = BinDir + "/ctr"
+	// MarkerSkipped is the marker of a container that did not run.
+	MarkerSkipped = "skipped"
+	// ContainerSetMain is the container of a set whose inputs and outputs
+	// are the template's.
+	ContainerSetMain = "main"
 )
 
 const (
@@ -52,6 +86,8 @@ const (
 const (
 	MsgDeadline       = "Step exceeded its deadline"
 	MsgActiveDeadline = "Pod was active on the node longer than the specified deadline"
+	// MsgSidecarStopped is a sidecar's message when the emissary stopped it.
+	MsgSidecarStopped = "stopped: the main containers ended"
 )
 
 // Artifacts is the run's artifact repository as the emissary receives it

@@ -22,13 +22,39 @@
 // when the main container runs, the final event when it ends; a pod that
 // cannot start ends Error after a bounded wait (an image that is not
 // present, a missing secret, an unschedulable pod) and is deleted; a pod
-// deleted from under the runtime ends Error "pod deleted". When main ends
-// and sidecars still run, the pod's activeDeadlineSeconds is lowered to 1
-// so the kubelet stops them and the pod and its logs stay. Status answers
+// deleted from under the runtime ends Error "pod deleted". Sidecars run
+// under the emissary too (role sidecar), which stops them once main has
+// written its marker in the shared volume; a sidecar that still runs
+// 25 s after main ended (one not wrapped) is stopped by lowering the pod's
+// activeDeadlineSeconds to 1, so the pod and its logs stay. A containerSet
+// is one pod whose containers each run under the emissary (containerset.go:
+// dependencies, skips and in-place retries; the result is main's, the
+// phase that of the first container that failed); a daemon is Running
+// once the pod is Ready. Every event carries the pod's IP and node. Status answers
 // from memory or the informer's cache (after a restart); Kill deletes the
 // pod with a grace period and reports Failed at once; Logs reads the pod's
 // log through the API, then the log the emissary shipped to the artifact
 // repository.
+//
+// Per workflow (controller.WorkflowHooks, pvc.go): WorkflowStarted creates
+// the PVCs of volumeClaimTemplates, owned by the Workflow and recorded in
+// status.persistentVolumeClaims; WorkflowCompleted deletes them per
+// volumeClaimGC (OnWorkflowSuccess by default, as Argo) and the pods that
+// podGC collects at the workflow's end. podGC (podgc.go) marks each pod it
+// selects with Argo's annotation, so OnPodCompletion and OnPodSuccess are
+// decided from the pod alone, after its result is taken; a
+// deleteDelayDuration defers the delete. The pod-level fields Argo takes
+// from the workflow and the template (podspec.go): spec.podPriorityClassName,
+// schedulerName, hostAliases, dnsConfig, securityContext, the workflow's
+// volumes, automountServiceAccountToken and podMetadata.
+//
+// A resource template (resource.go, resource_exec.go, resource_wait.go)
+// runs in the controller, not in a pod: client-go dynamic, impersonating
+// the workflow's service account, does get, create, apply (server-side),
+// delete, replace or patch, sets the ownerReference when asked, and
+// evaluates successCondition and failureCondition (condition.go, label
+// selector syntax over the object's fields) on a watch; a request RBAC
+// denies ends the node Error with the API's message.
 //
 // It imports client-go, internal/executor (the image table), the emissary
 // protocol, internal/artifact (reading back what pods saved) and

@@ -36,7 +36,7 @@ func (rt *Runtime) onPod(obj any) {
 		st.stopped = st.stopped || stop
 		rt.mu.Unlock()
 		if stop {
-			go rt.stopPod(pod.Namespace, pod.Name, pod.UID)
+			rt.stopSidecarsLater(pod)
 		}
 		return
 	}
@@ -88,8 +88,9 @@ func (rt *Runtime) report(st *runState, pod *apiv1.Pod, o observation) {
 	case !mainStarted && pod.Status.Phase == apiv1.PodPending:
 		go rt.deletePod(pod.Namespace, pod.Name, pod.UID)
 	case stop:
-		go rt.stopPod(pod.Namespace, pod.Name, pod.UID)
+		rt.stopSidecarsLater(pod)
 	}
+	rt.collectPod(pod, ev) // podgc.go: after the result is taken and reported
 }
 
 // recheck looks at the pod again when a bounded wait ends.
@@ -174,7 +175,8 @@ func (rt *Runtime) finish(st *runState, ev runtime.StepEvent) {
 // event is the StepEvent of an observation. Call with rt.mu held.
 func (st *runState) event(o observation) runtime.StepEvent {
 	ev := runtime.StepEvent{RunID: st.id, WorkflowUID: st.wfUID, NodeID: st.nodeID, Phase: o.phase, Message: o.message,
-		ExitCode: o.exitCode, Outputs: o.outputs, StartedAt: o.startedAt, FinishedAt: o.finishedAt}
+		ExitCode: o.exitCode, Outputs: o.outputs, StartedAt: o.startedAt, FinishedAt: o.finishedAt,
+		PodIP: o.podIP, HostNode: o.hostNode}
 	if ev.StartedAt.IsZero() {
 		ev.StartedAt = st.last.StartedAt
 	}
@@ -213,6 +215,31 @@ func (rt *Runtime) loadFull(ctx context.Context, o observation) observation {
 		o.log = m.Log
 	}
 	return o
+}
+
+// sidecarStopWait is how long the sidecars of a pod whose work containers
+// ended have to stop before stopPod: their emissaries stop them within the
+// kill grace (10 s) of noticing main's marker; only a container that is not
+// wrapped (one added by a podSpecPatch or injected by an admission
+// webhook), or the sidecars of a main that died without its marker, wait
+// this long.
+const sidecarStopWait = 25 * time.Second
+
+// stopSidecarsLater stops the pod's sidecars after sidecarStopWait if they
+// still run then.
+func (rt *Runtime) stopSidecarsLater(pod *apiv1.Pod) {
+	key, _ := cache.MetaNamespaceKeyFunc(pod)
+	uid := pod.UID
+	time.AfterFunc(sidecarStopWait, func() {
+		obj, exists, err := rt.informer.GetStore().GetByKey(key)
+		if err != nil || !exists {
+			return
+		}
+		p, ok := obj.(*apiv1.Pod)
+		if ok && p.UID == uid && p.DeletionTimestamp == nil && sidecarsRunning(p) {
+			rt.stopPod(p.Namespace, p.Name, uid)
+		}
+	})
 }
 
 // stopPod ends the sidecars of a pod whose main container ended, as Argo

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/braidwf/braid/internal/artifact"
@@ -25,6 +26,10 @@ import (
 // Config configures a Runtime. Only Client is required.
 type Config struct {
 	Client kubernetes.Interface
+	// Rest is the client configuration resource templates use (resource.go):
+	// a dynamic client impersonating the workflow's service account, and
+	// discovery. nil: resource templates end Error.
+	Rest *rest.Config
 	// Namespace limits the pods watched; "" watches every namespace.
 	Namespace string
 	// BraidImage is the image the init container copies braid from;
@@ -51,15 +56,18 @@ type Config struct {
 }
 
 // DefaultImages is the entrypoint table of the images of Argo's examples,
-// as the images themselves define them.
+// as the images themselves define them. Every python tag (python:alpine3.23,
+// python:3.11, ...) runs python3, which also answers to python; on the
+// hack/kube node those tags name one image, Debian's python3.11 with busybox.
 func DefaultImages() executor.ImageTable {
 	shell := executor.Image{Args: []string{"sh"}}
 	bash := executor.Image{Args: []string{"bash"}}
+	python := executor.Image{Args: []string{"python3"}, Aliases: map[string][]string{"python": {"python3"}}}
 	return executor.ImageTable{
 		"argoproj/argosay":         {Command: []string{"/argosay"}},
 		"quay.io/argoproj/argosay": {Command: []string{"/argosay"}},
 		"docker/whalesay":          {Args: []string{"/bin/bash"}},
-		"python":                   {Args: []string{"python3"}},
+		"python":                   python,
 		"alpine":                   shell,
 		"busybox":                  shell,
 		"debian":                   bash,
@@ -85,6 +93,8 @@ type Runtime struct {
 
 	mu   sync.Mutex
 	runs map[string]*runState
+
+	res *resources // resource templates (resource.go)
 }
 
 // runState is what the runtime knows of one run.
@@ -124,6 +134,10 @@ func New(cfg Config) (*Runtime, error) {
 		builder: podBuilder{braidImage: cfg.BraidImage, braidPath: cfg.BraidPath, images: cfg.Images},
 		waits:   waits{pull: cfg.PullWait, unschedulable: cfg.UnschedulableWait},
 		events:  runtime.NewQueue(), stop: make(chan struct{}), runs: map[string]*runState{}}
+	var err error
+	if rt.res, err = newResources(rt, cfg.Rest); err != nil {
+		return nil, err
+	}
 	rt.factory = informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelRunID }))
 	rt.informer = rt.factory.Core().V1().Pods().Informer()
@@ -172,6 +186,7 @@ func durOr(a, b time.Duration) time.Duration {
 func (rt *Runtime) Close() error {
 	rt.closeMu.Do(func() {
 		close(rt.stop)
+		rt.res.close()
 		rt.factory.Shutdown()
 		rt.mu.Lock()
 		for _, st := range rt.runs {
@@ -200,6 +215,10 @@ func (rt *Runtime) WaitSynced(ctx context.Context) error {
 // pod of the same name left by an earlier run (a retried workflow) is
 // replaced. A template that cannot become a pod ends the run Error.
 func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
+	if isResource(run) {
+		rt.res.start(run)
+		return nil
+	}
 	run.Artifacts = reachablePlan(run.Artifacts)
 	rt.mu.Lock()
 	if _, ok := rt.runs[run.ID]; ok {
@@ -280,6 +299,9 @@ func (rt *Runtime) create(ctx context.Context, pod *apiv1.Pod) error {
 // Kill deletes the run's pod (SIGTERM to the emissary, which forwards it,
 // SIGKILL after KillGrace) and ends the run Failed at once.
 func (rt *Runtime) Kill(ctx context.Context, runID string) error {
+	if rt.res.kill(runID) {
+		return nil
+	}
 	rt.mu.Lock()
 	st := rt.runs[runID]
 	rt.mu.Unlock()
@@ -308,6 +330,9 @@ func (rt *Runtime) Kill(ctx context.Context, runID string) error {
 // Status returns the run's latest event: from memory, else from its pod in
 // the informer's cache (after a restart). Unknown: no pod and no Start.
 func (rt *Runtime) Status(ctx context.Context, runID string) (runtime.StepEvent, bool, error) {
+	if ev, ok := rt.res.status(runID); ok {
+		return ev, true, nil
+	}
 	if err := rt.WaitSynced(ctx); err != nil {
 		return runtime.StepEvent{}, false, err
 	}

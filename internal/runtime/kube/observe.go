@@ -2,6 +2,8 @@ package kube
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	apiv1 "k8s.io/api/core/v1"
@@ -37,15 +39,42 @@ type observation struct {
 	recheck time.Duration
 	// mainDone: the main container ended (its sidecars may still run).
 	mainDone bool
+	// podIP and hostNode say where the pod runs, once known.
+	podIP, hostNode string
 }
 
 func (o observation) final() bool { return o.phase.Completed() }
 
 // observe reads the run's state from its pod at now. It is pure.
 func observe(pod *apiv1.Pod, now time.Time, w waits) observation {
-	main := containerStatus(pod.Status.ContainerStatuses, MainContainer)
-	if main != nil && main.State.Terminated != nil {
-		return terminated(main.State.Terminated)
+	o := observeWork(pod, now, w)
+	o.podIP, o.hostNode = pod.Status.PodIP, pod.Spec.NodeName
+	return o
+}
+
+// observeWork reads the work containers (main, or a containerSet's): the
+// result once they all ended, else Running once one runs (a daemon: once
+// the pod is Ready), else why the pod does not start.
+func observeWork(pod *apiv1.Pod, now time.Time, w waits) observation {
+	names := workNames(pod)
+	ended := 0
+	var running *apiv1.ContainerStateRunning
+	for _, n := range names {
+		s := containerStatus(pod.Status.ContainerStatuses, n)
+		switch {
+		case s == nil:
+		case s.State.Terminated != nil:
+			ended++
+		case s.State.Running != nil && (running == nil || s.State.Running.StartedAt.Before(&running.StartedAt)):
+			running = s.State.Running
+		}
+	}
+	if ended == len(names) {
+		if len(names) == 1 && names[0] == MainContainer {
+			o := terminated(containerStatus(pod.Status.ContainerStatuses, MainContainer).State.Terminated, MainContainer)
+			return sidecarFailure(pod, o)
+		}
+		return sidecarFailure(pod, setResult(pod, names))
 	}
 	if pod.Status.Phase == apiv1.PodFailed {
 		return podFailed(pod, now)
@@ -53,15 +82,15 @@ func observe(pod *apiv1.Pod, now time.Time, w waits) observation {
 	if o, ok := cannotStart(pod, now, w); ok {
 		return o
 	}
-	if main != nil && main.State.Running != nil {
-		return observation{phase: v1alpha1.NodeRunning, startedAt: main.State.Running.StartedAt.Time}
+	if running != nil && (!isDaemon(pod) || podReady(pod)) {
+		return observation{phase: v1alpha1.NodeRunning, startedAt: running.StartedAt.Time}
 	}
 	return observation{phase: v1alpha1.NodePending}
 }
 
-// terminated reads the main container's end: the emissary's message, or
+// terminated reads a work container's end: the emissary's message, or
 // why there is none.
-func terminated(t *apiv1.ContainerStateTerminated) observation {
+func terminated(t *apiv1.ContainerStateTerminated, name string) observation {
 	o := observation{mainDone: true, startedAt: t.StartedAt.Time, finishedAt: t.FinishedAt.Time}
 	code := t.ExitCode
 	m, err := emissary.ParseMessage(t.Message)
@@ -72,7 +101,7 @@ func terminated(t *apiv1.ContainerStateTerminated) observation {
 			o.phase, o.message = v1alpha1.NodeFailed, fmt.Sprintf("OOMKilled (exit code %d)", code)
 		default:
 			o.phase = v1alpha1.NodeError
-			o.message = fmt.Sprintf("the main container ended without a result (%s, exit code %d)", reasonOf(t.Reason, t.Message), code)
+			o.message = fmt.Sprintf("the %s container ended without a result (%s, exit code %d)", name, reasonOf(t.Reason, t.Message), code)
 		}
 		return o
 	}
@@ -184,12 +213,79 @@ func containerStatus(ss []apiv1.ContainerStatus, name string) *apiv1.ContainerSt
 	return nil
 }
 
-// sidecarsRunning reports whether a container other than main still runs.
+// sidecarsRunning reports whether a container other than the work
+// containers still runs.
 func sidecarsRunning(pod *apiv1.Pod) bool {
+	work := workNames(pod)
 	for _, s := range pod.Status.ContainerStatuses {
-		if s.Name != MainContainer && s.State.Terminated == nil {
+		if !slices.Contains(work, s.Name) && s.State.Terminated == nil {
 			return true
 		}
 	}
 	return false
+}
+
+// sidecarFailure fails a run whose work containers succeeded when a
+// sidecar had already ended by itself with an exit code other than 0, 137
+// or 143 (Argo's rule; a sidecar the emissary stopped exits 0).
+func sidecarFailure(pod *apiv1.Pod, o observation) observation {
+	if o.phase != v1alpha1.NodeSucceeded {
+		return o
+	}
+	work := workNames(pod)
+	for _, s := range pod.Status.ContainerStatuses {
+		t := s.State.Terminated
+		if slices.Contains(work, s.Name) || t == nil || t.ExitCode == 0 || t.ExitCode == 137 || t.ExitCode == 143 {
+			continue
+		}
+		o.phase, o.message = v1alpha1.NodeFailed, fmt.Sprintf("%s: %s (exit code %d)", s.Name, cmpOr(t.Reason, "Error"), t.ExitCode)
+		return o
+	}
+	return o
+}
+
+// setResult combines the ends of a containerSet's containers: the outputs
+// are main's (Argo saves them only for the container named main); the
+// phase is main's unless another container failed first, in which case it
+// is that container's phase and message; containers skipped because a
+// dependency failed are named in the message.
+func setResult(pod *apiv1.Pod, names []string) observation {
+	var main, failing *observation
+	var skipped []string
+	var started, finished time.Time
+	for _, n := range names {
+		ob := terminated(containerStatus(pod.Status.ContainerStatuses, n).State.Terminated, n)
+		if !ob.startedAt.IsZero() && (started.IsZero() || ob.startedAt.Before(started)) {
+			started = ob.startedAt
+		}
+		if ob.finishedAt.After(finished) {
+			finished = ob.finishedAt
+		}
+		switch ob.phase {
+		case v1alpha1.NodeOmitted:
+			skipped = append(skipped, n)
+		case v1alpha1.NodeFailed, v1alpha1.NodeError:
+			if failing == nil || n == MainContainer {
+				failing = &ob
+			}
+		}
+		if n == MainContainer {
+			main = &ob
+		}
+	}
+	o := observation{phase: v1alpha1.NodeSucceeded}
+	if main != nil {
+		o = *main
+	}
+	if failing != nil && o.phase != v1alpha1.NodeFailed && o.phase != v1alpha1.NodeError {
+		o.phase, o.message, o.exitCode = failing.phase, failing.message, failing.exitCode
+	}
+	if o.phase == v1alpha1.NodeOmitted {
+		o.phase = v1alpha1.NodeFailed
+	}
+	if len(skipped) > 0 {
+		o.message = strings.TrimPrefix(o.message+"; skipped: "+strings.Join(skipped, ", "), "; ")
+	}
+	o.mainDone, o.startedAt, o.finishedAt = true, started, finished
+	return o
 }

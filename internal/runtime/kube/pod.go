@@ -56,10 +56,11 @@ func (b podBuilder) build(run runtime.Run) (*apiv1.Pod, error) {
 	if msg := unsupported(tmpl); msg != "" {
 		return nil, userError(msg)
 	}
-	main, err := b.mainContainer(run)
+	work, err := b.workContainers(run)
 	if err != nil {
 		return nil, err
 	}
+	mirror := mirrorMounts(tmpl, work)
 	pod := &apiv1.Pod{
 		ObjectMeta: b.meta(run),
 		Spec: apiv1.PodSpec{
@@ -78,17 +79,25 @@ func (b podBuilder) build(run runtime.Run) (*apiv1.Pod, error) {
 			Volumes: append(deepVolumes(tmpl.Volumes), apiv1.Volume{Name: binVolume,
 				VolumeSource: apiv1.VolumeSource{EmptyDir: &apiv1.EmptyDirVolumeSource{}}}),
 			InitContainers: []apiv1.Container{b.initContainer()},
-			Containers:     []apiv1.Container{*main},
+			Containers:     work,
 		},
 	}
 	if s := activeDeadlineSeconds(run.ActiveDeadline); s != nil {
 		pod.Spec.ActiveDeadlineSeconds = s
 	}
 	for _, c := range tmpl.InitContainers {
-		pod.Spec.InitContainers = append(pod.Spec.InitContainers, userContainer(c, main.VolumeMounts))
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, userContainer(c, mirror))
 	}
 	for _, c := range tmpl.Sidecars {
-		pod.Spec.Containers = append(pod.Spec.Containers, userContainer(c, main.VolumeMounts))
+		sc, err := b.sidecar(c, mirror, work)
+		if err != nil {
+			return nil, err
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, sc)
+	}
+	annotateRoles(pod, tmpl, work)
+	if err := applyWorkflowSpec(pod, run); err != nil { // podspec.go
+		return nil, err
 	}
 	if tmpl.PodSpecPatch != "" {
 		if err := applyPodSpecPatch(pod, tmpl.PodSpecPatch); err != nil {
@@ -146,6 +155,13 @@ func (b podBuilder) mainContainer(run runtime.Run) (*apiv1.Container, error) {
 	} else {
 		c = *tmpl.Container.DeepCopy()
 	}
+	c.Name = MainContainer
+	return b.wrap(run, c, "")
+}
+
+// wrap runs c's command under the emissary in role (emissary.EnvRole),
+// with the run's environment added.
+func (b podBuilder) wrap(run runtime.Run, c apiv1.Container, role string) (*apiv1.Container, error) {
 	argv, err := b.argv(&c)
 	if err != nil {
 		return nil, err
@@ -154,17 +170,28 @@ func (b podBuilder) mainContainer(run runtime.Run) (*apiv1.Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Name = MainContainer
-	c.Command = append([]string{emissary.BinDir + "/braid", "exec", "emissary", "--"}, argv...)
+	env = append(env, apiv1.EnvVar{Name: emissary.EnvContainerName, Value: c.Name})
+	if role != "" {
+		env = append(env, apiv1.EnvVar{Name: emissary.EnvRole, Value: role})
+	}
+	c.Command = append(emissaryCommand(), argv...)
 	c.Args = nil
 	c.Env = env
-	c.VolumeMounts = append(c.VolumeMounts, apiv1.VolumeMount{Name: binVolume, MountPath: emissary.BinDir})
+	c.VolumeMounts = append(c.VolumeMounts, binMount())
 	if c.ImagePullPolicy == "" {
 		c.ImagePullPolicy = apiv1.PullIfNotPresent
 	}
 	c.TerminationMessagePath = emissary.DefaultTerminationLog
 	c.TerminationMessagePolicy = apiv1.TerminationMessageReadFile
 	return &c, nil
+}
+
+func emissaryCommand() []string {
+	return []string{emissary.BinDir + "/braid", "exec", "emissary", "--"}
+}
+
+func binMount() apiv1.VolumeMount {
+	return apiv1.VolumeMount{Name: binVolume, MountPath: emissary.BinDir}
 }
 
 // argv is the user's command: the container's command and args, with the
@@ -287,8 +314,10 @@ func unsupported(tmpl *v1alpha1.Template) string {
 		return "the run has no template"
 	}
 	switch typ := tmpl.Type(); typ {
-	case v1alpha1.TemplateTypeContainer, v1alpha1.TemplateTypeScript:
+	case v1alpha1.TemplateTypeContainer, v1alpha1.TemplateTypeScript, v1alpha1.TemplateTypeContainerSet:
 		return ""
+	case v1alpha1.TemplateTypeResource:
+		return "a pod cannot run resource templates: they run in the controller (resource.go)"
 	case v1alpha1.TemplateTypeUnknown:
 		return "the template must set exactly one of container, script, resource, suspend, http, plugin, containerSet, steps, dag and data"
 	default:

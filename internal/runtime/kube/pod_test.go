@@ -183,14 +183,99 @@ sidecars: [{name: db, image: busybox, command: [sleep, "100"], mirrorVolumeMount
 initContainers: [{name: prep, image: busybox, command: ["true"]}]
 `,
 		check: func(t *testing.T, p *apiv1.Pod) {
-			if len(p.Spec.Containers) != 2 || p.Spec.Containers[1].Name != "db" || len(p.Spec.Containers[1].VolumeMounts) != 1 ||
-				p.Spec.Containers[1].ImagePullPolicy != apiv1.PullIfNotPresent {
+			if len(p.Spec.Containers) != 2 || p.Spec.Containers[1].Name != "db" || len(p.Spec.Containers[1].VolumeMounts) != 2 ||
+				p.Spec.Containers[1].VolumeMounts[0].Name != "data" || p.Spec.Containers[1].ImagePullPolicy != apiv1.PullIfNotPresent {
 				t.Errorf("containers = %+v", p.Spec.Containers)
+			}
+			db := p.Spec.Containers[1]
+			if got := strings.Join(db.Command, " "); got != "/var/run/braid/braid exec emissary -- sleep 100" || db.Args != nil {
+				t.Errorf("sidecar command = %q", got)
+			}
+			for name, want := range map[string]string{emissary.EnvRole: emissary.RoleSidecar, emissary.EnvStopAfter: "main", emissary.EnvContainerName: "db"} {
+				if e, _ := envOf(db, name); e.Value != want {
+					t.Errorf("sidecar env %s = %q, want %q", name, e.Value, want)
+				}
+			}
+			if e, _ := envOf(p.Spec.Containers[0], emissary.EnvContainerName); e.Value != "main" {
+				t.Errorf("main's container name env = %q", e.Value)
+			}
+			if _, ok := p.Annotations[AnnotationContainers]; ok {
+				t.Error("a container template has the containers annotation")
 			}
 			if len(p.Spec.InitContainers) != 2 || p.Spec.InitContainers[0].Name != InitContainer || p.Spec.InitContainers[1].Name != "prep" {
 				t.Errorf("init = %+v", p.Spec.InitContainers)
 			}
 		},
+	}, {
+		name: "sidecar without a command: entrypoint from the image table",
+		tmpl: `{name: sc, container: {image: busybox, command: ["true"]}, sidecars: [{name: say, image: "argoproj/argosay:v2", args: [echo, hi]}]}`,
+		check: func(t *testing.T, p *apiv1.Pod) {
+			if got := strings.Join(p.Spec.Containers[1].Command[4:], " "); got != "/argosay echo hi" {
+				t.Errorf("sidecar argv = %q", got)
+			}
+		},
+	}, {
+		name: "sidecar of an unknown image without a command",
+		tmpl: `{name: sc, container: {image: busybox, command: ["true"]}, sidecars: [{name: db, image: "example/db:1"}]}`,
+		err:  `sidecar db: the container sets no command and the entrypoint of image "example/db:1" is not known`,
+	}, {
+		name: "sidecar named main",
+		tmpl: `{name: sc, container: {image: busybox, command: ["true"]}, sidecars: [{name: main, image: busybox, command: ["true"]}]}`,
+		err:  "sidecar main: the name is taken",
+	}, {
+		name: "daemon",
+		tmpl: `{name: d, daemon: true, container: {image: busybox, command: [httpd, -f]}}`,
+		check: func(t *testing.T, p *apiv1.Pod) {
+			if p.Annotations[AnnotationDaemon] != "true" {
+				t.Errorf("annotations = %v", p.Annotations)
+			}
+		},
+	}, {
+		name: "containerSet",
+		tmpl: `
+name: set
+volumes: [{name: ws, emptyDir: {}}]
+containerSet:
+  volumeMounts: [{name: ws, mountPath: /ws}]
+  containers:
+  - {name: a, image: busybox, command: [sh, -c, "echo a > /ws/x"]}
+  - {name: main, image: "argoproj/argosay:v2", args: [cat, /ws/x], dependencies: [a]}
+sidecars: [{name: db, image: busybox, command: [sleep, "100"], mirrorVolumeMounts: true}]
+`,
+		check: func(t *testing.T, p *apiv1.Pod) {
+			cs := p.Spec.Containers
+			if len(cs) != 3 || cs[0].Name != "a" || cs[1].Name != "main" || cs[2].Name != "db" {
+				t.Fatalf("containers = %+v", cs)
+			}
+			if got := strings.Join(cs[1].Command, " "); got != "/var/run/braid/braid exec emissary -- /argosay cat /ws/x" {
+				t.Errorf("main command = %q", got)
+			}
+			for _, c := range cs[:2] {
+				if len(c.VolumeMounts) != 2 || c.VolumeMounts[0].MountPath != "/ws" || c.VolumeMounts[1].Name != binVolume ||
+					c.TerminationMessagePolicy != apiv1.TerminationMessageReadFile {
+					t.Errorf("%s: mounts %+v", c.Name, c.VolumeMounts)
+				}
+				if e, _ := envOf(c, emissary.EnvRole); e.Value != emissary.RoleContainer {
+					t.Errorf("%s: role %q", c.Name, e.Value)
+				}
+				if e, _ := envOf(c, emissary.EnvContainerName); e.Value != c.Name {
+					t.Errorf("%s: name env %q", c.Name, e.Value)
+				}
+				if _, ok := envOf(c, emissary.EnvTemplate); !ok {
+					t.Errorf("%s: no template", c.Name)
+				}
+			}
+			if e, _ := envOf(cs[2], emissary.EnvStopAfter); e.Value != "a,main" || len(cs[2].VolumeMounts) != 2 || cs[2].VolumeMounts[0].MountPath != "/ws" {
+				t.Errorf("sidecar: stop after %q, mounts %+v", e.Value, cs[2].VolumeMounts)
+			}
+			if p.Annotations[AnnotationContainers] != "a,main" {
+				t.Errorf("annotations = %v", p.Annotations)
+			}
+		},
+	}, {
+		name: "containerSet container of an unknown image without a command",
+		tmpl: `{name: set, containerSet: {containers: [{name: main, image: "example/x:1"}]}}`,
+		err:  `containerSet container main: the container sets no command`,
 	}, {
 		name: "artifact secrets become secretKeyRef env",
 		tmpl: `
