@@ -29,6 +29,7 @@ import (
 	kuberuntime "github.com/braidwf/braid/internal/runtime/kube"
 	"github.com/braidwf/braid/internal/server"
 	kubestore "github.com/braidwf/braid/internal/store/kube"
+	"github.com/braidwf/braid/internal/store/postgres"
 )
 
 // The backends of braid server and braid controller.
@@ -43,6 +44,7 @@ type backendFlags struct {
 	kubeconfig    string
 	executorImage string
 	offloadDSN    string
+	archiveDSN    string
 	namespaced    bool
 	managedNS     string
 }
@@ -56,6 +58,8 @@ func (b *backendFlags) register(fl *pflag.FlagSet) {
 		"with --backend kube: the image holding braid at /bin/braid, copied into every step's pod (default braid:dev)")
 	fl.StringVar(&b.offloadDSN, "offload-dsn", "",
 		"with --backend kube: a PostgreSQL DSN where node status too large for the Workflow object is kept (default $BRAID_OFFLOAD_DSN)")
+	fl.StringVar(&b.archiveDSN, "archive-dsn", "",
+		"with --backend kube: a PostgreSQL DSN where completed workflows are archived and the archive is served (default $BRAID_ARCHIVE_DSN; none: no archive)")
 	fl.BoolVar(&b.namespaced, "namespaced", false,
 		"with --backend kube: watch and serve one namespace only (--managed-namespace), needing only namespaced RBAC")
 	fl.StringVar(&b.managedNS, "managed-namespace", "",
@@ -76,8 +80,8 @@ func (b backendFlags) namespace() string {
 func (b backendFlags) validate() error {
 	switch b.backend {
 	case backendEmbedded:
-		if b.kubeconfig != "" || b.executorImage != "" || b.offloadDSN != "" || b.namespaced || b.managedNS != "" {
-			return errors.New("--kubeconfig, --executor-image, --offload-dsn, --namespaced and --managed-namespace need --backend kube")
+		if b.kubeconfig != "" || b.executorImage != "" || b.offloadDSN != "" || b.archiveDSN != "" || b.namespaced || b.managedNS != "" {
+			return errors.New("--kubeconfig, --executor-image, --offload-dsn, --archive-dsn, --namespaced and --managed-namespace need --backend kube")
 		}
 		return nil
 	case backendKube:
@@ -96,6 +100,7 @@ type kubeBackend struct {
 	client  kubernetes.Interface
 	store   *kubestore.Store
 	offload *kubestore.PGOffloader // nil: none configured
+	archive *postgres.Store        // nil: no archive configured
 	rt      *kuberuntime.Runtime   // nil unless opened withController
 	ctl     *controller.Controller // nil unless opened withController
 	drivers *artifact.Drivers
@@ -142,20 +147,25 @@ func openKube(ctx context.Context, o kubeOpen) (*kubeBackend, error) {
 	if k.store, err = kubestore.New(opts); err != nil {
 		return nil, errors.Join(err, k.Close())
 	}
+	if dsn := firstNonEmpty(o.flags.archiveDSN, o.getenv("BRAID_ARCHIVE_DSN")); dsn != "" {
+		if k.archive, err = postgres.OpenWith(ctx, dsn, postgres.Options{Logger: o.log.With("component", "archive")}); err != nil {
+			return nil, errors.Join(fmt.Errorf("open the workflow archive database: %w", err), k.Close())
+		}
+	}
 	k.drivers = kubeArtifactDrivers(cfg, client)
 	if !o.withController {
 		return k, nil
 	}
-	if err := k.startController(o); err != nil {
+	if err := k.startController(o, rc); err != nil {
 		return nil, errors.Join(err, k.Close())
 	}
 	return k, nil
 }
 
 // startController starts the pod runtime and builds the controller on it.
-func (k *kubeBackend) startController(o kubeOpen) error {
+func (k *kubeBackend) startController(o kubeOpen, rc *rest.Config) error {
 	images := executor.MergeImageTable(kuberuntime.DefaultImages(), k.cfg.Images)
-	rt, err := kuberuntime.New(kuberuntime.Config{Client: k.client, Namespace: o.flags.namespace(), BraidImage: o.flags.executorImage,
+	rt, err := kuberuntime.New(kuberuntime.Config{Client: k.client, Rest: rc, Namespace: o.flags.namespace(), BraidImage: o.flags.executorImage,
 		Images: images, Artifacts: k.drivers, Logger: o.log.With("component", "kube-runtime")})
 	if err != nil {
 		return fmt.Errorf("start the pod runtime: %w", err)
@@ -179,7 +189,44 @@ func (k *kubeBackend) newManager() (*controller.Manager, error) {
 	if k.ctl == nil {
 		return nil, errors.New("the Kubernetes backend was opened without a controller")
 	}
-	return k.ctl.NewManager(k.store, controller.StoreTemplates(k.store))
+	return k.ctl.NewManager(k.workflows(), controller.StoreTemplates(k.store))
+}
+
+// workflows is the store the server and the Manager use: the cluster's
+// custom resources, with the PostgreSQL archive when one is configured
+// (they find it by its methods: server.Archive, controller.Archiver).
+func (k *kubeBackend) workflows() kubeWorkflows {
+	if k.archive == nil {
+		return k.store
+	}
+	return archivedStore{Store: k.store, pgArchive: pgArchive{k.archive}}
+}
+
+// kubeWorkflows is what the server and the Manager need of the store.
+type kubeWorkflows interface {
+	server.Store
+	controller.WatchStore
+}
+
+// archivedStore is the kube store with the archive's methods. Close is the
+// kube store's (the shallower one); the kubeBackend closes the archive.
+type archivedStore struct {
+	*kubestore.Store
+	pgArchive
+}
+
+// pgArchive holds the archive one level down, so that its field name does
+// not clash with the kube store's.
+type pgArchive struct{ *postgres.Store }
+
+// firstNonEmpty returns the first of vs that is not "".
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // Close stops the runtime's and the store's informers (pods keep running)
@@ -194,6 +241,9 @@ func (k *kubeBackend) Close() error {
 	}
 	if k.offload != nil {
 		k.offload.Close()
+	}
+	if k.archive != nil {
+		errs = append(errs, k.archive.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -301,7 +351,7 @@ func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
 		return errors.Join(err, k.Close())
 	}
 	closeAll := func(errs ...error) error { return errors.Join(append(errs, logs.Close(), k.Close())...) }
-	srv, err := server.New(server.Options{Store: k.store, Logger: log, Artifacts: k.drivers, LogPath: logs.path})
+	srv, err := server.New(server.Options{Store: k.workflows(), Logger: log, Artifacts: k.drivers, LogPath: logs.path})
 	if err != nil {
 		return closeAll(err)
 	}
