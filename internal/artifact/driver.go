@@ -119,3 +119,23 @@ func (d *Drivers) For(loc *v1alpha1.ArtifactLocation) (Driver, error) {
 	}
 	return drv, nil
 }
+
+type namespaceKey struct{}
+
+// WithNamespace returns ctx carrying the namespace of the workflow whose
+// artifact is moved: a driver built without a namespace of its own (the
+// one shared by every workflow of a cluster) resolves secret references
+// there.
+func WithNamespace(ctx context.Context, namespace string) context.Context {
+	return context.WithValue(ctx, namespaceKey{}, namespace)
+}
+
+// SecretNamespace is where a driver built for namespace resolves a secret
+// reference: namespace when set, else the one ctx carries (WithNamespace).
+func SecretNamespace(ctx context.Context, namespace string) string {
+	if namespace != "" {
+		return namespace
+	}
+	ns, _ := ctx.Value(namespaceKey{}).(string)
+	return ns
+}

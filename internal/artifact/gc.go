@@ -15,6 +15,7 @@ import (
 // the nodes it changed. Locations a driver cannot delete (raw, git, http)
 // are left alone. It tries every artifact and returns the errors joined.
 func Collect(ctx context.Context, wf *v1alpha1.Workflow, d *Drivers, when v1alpha1.ArtifactGCStrategy) ([]string, error) {
+	ctx = WithNamespace(ctx, wf.Namespace)
 	var (
 		changed []string
 		errs    []error

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/controller"
 	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/printer"
@@ -165,7 +166,7 @@ func (k *kubeBackend) shippedLogs() shippedLogs {
 			if err != nil {
 				return nil, err
 			}
-			return drv.OpenStream(ctx, &v1alpha1.Artifact{Name: executor.LogArtifact, ArtifactLocation: *loc})
+			return drv.OpenStream(artifact.WithNamespace(ctx, namespace), &v1alpha1.Artifact{Name: executor.LogArtifact, ArtifactLocation: *loc})
 		}
 		return nil, fmt.Errorf("workflow %s/%s has no pod %s", namespace, workflow, pod)
 	}

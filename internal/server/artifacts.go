@@ -105,7 +105,7 @@ func (a *artifactServer) serve(w http.ResponseWriter, r *http.Request, wf *v1alp
 		http.Error(w, "Bad Request", http.StatusBadRequest)
 		return
 	}
-	rc, err := drv.OpenStream(r.Context(), art)
+	rc, err := drv.OpenStream(artifact.WithNamespace(r.Context(), wf.Namespace), art)
 	if errors.Is(err, artifact.ErrNotFound) {
 		http.Error(w, "Not Found", http.StatusNotFound)
 		return

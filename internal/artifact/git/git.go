@@ -153,7 +153,7 @@ func (d *Driver) secret(ctx context.Context, c *checkout, field string, sel *api
 	if d.secrets == nil {
 		return "", c.errorf("%s: no secret store is configured to resolve secret %q", field, sel.Name)
 	}
-	v, err := d.secrets.Secret(ctx, d.namespace, sel.Name, sel.Key)
+	v, err := d.secrets.Secret(ctx, artifact.SecretNamespace(ctx, d.namespace), sel.Name, sel.Key)
 	if err != nil {
 		return "", c.wrap(fmt.Sprintf("resolve %s (secret %q, key %q)", field, sel.Name, sel.Key), err)
 	}

@@ -256,7 +256,7 @@ func (d *Driver) secret(ctx context.Context, field string, sel *apiv1.SecretKeyS
 	if d.secrets == nil {
 		return "", fmt.Errorf("http.auth.basicAuth.%s: no secret store is configured", field)
 	}
-	v, err := d.secrets.Secret(ctx, d.namespace, sel.Name, sel.Key)
+	v, err := d.secrets.Secret(ctx, artifact.SecretNamespace(ctx, d.namespace), sel.Name, sel.Key)
 	if err != nil {
 		return "", fmt.Errorf("http.auth.basicAuth.%s (secret %q key %q): %w", field, sel.Name, sel.Key, err)
 	}

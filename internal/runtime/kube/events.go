@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/executor/emissary"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -64,7 +65,7 @@ func (rt *Runtime) onPod(obj any) {
 // stopped, a pod that cannot start is deleted.
 func (rt *Runtime) report(st *runState, pod *apiv1.Pod, o observation) {
 	if o.full != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(artifact.WithNamespace(context.Background(), pod.Namespace), time.Minute)
 		o = rt.loadFull(ctx, o)
 		cancel()
 	}

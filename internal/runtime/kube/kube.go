@@ -353,7 +353,7 @@ func (rt *Runtime) Status(ctx context.Context, runID string) (runtime.StepEvent,
 	}
 	o := observe(pod, rt.now(), rt.waits)
 	if o.full != nil {
-		o = rt.loadFull(ctx, o)
+		o = rt.loadFull(artifact.WithNamespace(ctx, pod.Namespace), o)
 	}
 	st = rt.state(pod)
 	ev := st.event(o)
@@ -404,7 +404,7 @@ func (rt *Runtime) Logs(ctx context.Context, runID string, follow bool) (io.Read
 		return nil, fmt.Errorf("logs of %s: pod %s/%s: %v; the shipped log: %w", runID, ns, name, err, derr)
 	}
 	art := &v1alpha1.Artifact{Name: executor.LogArtifact, ArtifactLocation: *loc}
-	r, derr = drv.OpenStream(ctx, art)
+	r, derr = drv.OpenStream(artifact.WithNamespace(ctx, ns), art)
 	if derr != nil {
 		return nil, fmt.Errorf("logs of %s: pod %s/%s: %v; the shipped log: %w", runID, ns, name, err, derr)
 	}

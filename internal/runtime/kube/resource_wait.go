@@ -228,7 +228,7 @@ func (r *resources) manifest(ctx context.Context, run runtime.Run) (string, erro
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "manifest")
-	if err := drv.Load(ctx, art, path); err != nil {
+	if err := drv.Load(artifact.WithNamespace(ctx, run.Namespace), art, path); err != nil {
 		return "", failed("manifestFrom.artifact %q: %v", want.Name, err)
 	}
 	if artifact.IsTarGz(path) {
