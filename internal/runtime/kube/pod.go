@@ -316,8 +316,8 @@ func unsupported(tmpl *v1alpha1.Template) string {
 	switch typ := tmpl.Type(); typ {
 	case v1alpha1.TemplateTypeContainer, v1alpha1.TemplateTypeScript, v1alpha1.TemplateTypeContainerSet:
 		return ""
-	case v1alpha1.TemplateTypeResource:
-		return "a pod cannot run resource templates: they run in the controller (resource.go)"
+	case v1alpha1.TemplateTypeResource, v1alpha1.TemplateTypeData:
+		return "a pod cannot run resource and data templates: they run in the controller (resource.go, data.go)"
 	case v1alpha1.TemplateTypeUnknown:
 		return "the template must set exactly one of container, script, resource, suspend, http, plugin, containerSet, steps, dag and data"
 	default:

@@ -75,9 +75,10 @@ func (r *resources) close() {
 	r.cancel()
 }
 
-// isResource reports whether run is a resource template's.
+// isResource reports whether run is one the controller runs itself: a
+// resource template's, or a data template's (data.go).
 func isResource(run runtime.Run) bool {
-	return run.Template != nil && run.Template.Resource != nil
+	return run.Template != nil && (run.Template.Resource != nil || run.Template.Data != nil)
 }
 
 // start begins run: Running at once, then its action and wait in a

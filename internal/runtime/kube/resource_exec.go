@@ -53,6 +53,9 @@ func failed(format string, a ...any) error {
 // exec carries out the run: its action, the wait on its conditions and its
 // outputs. It returns the final phase, message and outputs.
 func (r *resources) exec(ctx context.Context, run runtime.Run) (v1alpha1.NodePhase, string, *v1alpha1.Outputs) {
+	if run.Template.Data != nil {
+		return r.rt.execData(ctx, run)
+	}
 	j, err := r.prepare(ctx, run)
 	if err == nil {
 		var obj *unstructured.Unstructured
