@@ -307,7 +307,7 @@ inputs:
 	}, {
 		name: "resource template",
 		tmpl: `{name: r, resource: {action: create, manifest: "kind: ConfigMap"}}`,
-		err:  "cannot run resource templates",
+		err:  "cannot run resource and data templates",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
