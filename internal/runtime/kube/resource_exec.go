@@ -100,8 +100,9 @@ func (r *resources) prepare(ctx context.Context, run runtime.Run) (*resJob, erro
 	}
 	for _, p := range run.Template.Outputs.Parameters {
 		if p.ValueFrom != nil && p.ValueFrom.JQFilter != "" {
-			return nil, nodeErr{v1alpha1.NodeError, fmt.Sprintf(
-				"output parameter %q: jqFilter is not supported by braid yet; use valueFrom.jsonPath", p.Name)}
+			if _, err := parseJQ(p.ValueFrom.JQFilter); err != nil {
+				return nil, failed("output parameter %q: jqFilter: %v", p.Name, err)
+			}
 		}
 	}
 	var err error

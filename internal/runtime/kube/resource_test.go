@@ -348,7 +348,7 @@ resource:
   manifest: '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}'
 outputs:
   parameters:
-  - {name: j, valueFrom: {jqFilter: "."}}`, v1alpha1.NodeError, []string{"jqFilter is not supported"}},
+  - {name: j, valueFrom: {jqFilter: ".["}}`, v1alpha1.NodeFailed, []string{`output parameter "j": jqFilter`}},
 		{"bad-condition", `
 resource:
   action: get

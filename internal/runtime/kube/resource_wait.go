@@ -164,17 +164,21 @@ func outputs(tmpl *v1alpha1.Template, obj *unstructured.Unstructured) (*v1alpha1
 	out := make([]v1alpha1.Parameter, len(tmpl.Outputs.Parameters))
 	for i, p := range tmpl.Outputs.Parameters {
 		out[i] = *p.DeepCopy()
-		if p.ValueFrom == nil || p.ValueFrom.JSONPath == "" {
+		if p.ValueFrom == nil || (p.ValueFrom.JSONPath == "" && p.ValueFrom.JQFilter == "") {
 			continue
 		}
-		v, err := evalJSONPath(p.ValueFrom.JSONPath, obj.Object)
+		what, expr, eval := "jsonPath", p.ValueFrom.JSONPath, evalJSONPath
+		if expr == "" {
+			what, expr, eval = "jqFilter", p.ValueFrom.JQFilter, evalJQ
+		}
+		v, err := eval(expr, obj.Object)
 		switch {
 		case err == nil:
 			out[i].Value = v1alpha1.AnyStringPtr(v)
 		case p.ValueFrom.Default != nil:
 			out[i].Value = v1alpha1.AnyStringPtr(p.ValueFrom.Default.String())
 		default:
-			return nil, failed("output parameter %q: jsonPath %q: %v", p.Name, p.ValueFrom.JSONPath, err)
+			return nil, failed("output parameter %q: %s %q: %v", p.Name, what, expr, err)
 		}
 	}
 	return &v1alpha1.Outputs{Parameters: out}, nil
