@@ -9,6 +9,12 @@
 #   hack/minio.sh env     print the `export` lines of the running server
 #   hack/minio.sh down    stop the server recorded in the state file, by its PID, and remove its data
 #
+# up, env and down take --host ADDR (or $BRAID_MINIO_HOST) to listen on another local address
+# instead of 127.0.0.1: the hack/kube node's bridge address 10.245.0.1, which its pods reach and
+# the host reaches too (pods cannot reach 127.0.0.1). Such a server keeps its own state in
+# ./.cache/minio-ADDR, so it runs beside a loopback one, and `up` also prints
+# BRAID_TEST_S3_ENDPOINT_POD (the endpoint for pods). A wildcard address (0.0.0.0, ::) is refused.
+#
 # Use it as: eval "$(hack/minio.sh up)". The Go tests of internal/artifact/s3 start their own server
 # (internal/artifact/s3/miniotest) unless BRAID_TEST_S3_ENDPOINT is already set.
 set -euo pipefail
@@ -22,10 +28,39 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 TOOLS="$ROOT/bin/tools"
 BIN="$TOOLS/minio"
 STAMP="$TOOLS/.minio.version"
-STATE_DIR="$ROOT/.cache/minio"
-STATE="$STATE_DIR/state.env"
+HOST=${BRAID_MINIO_HOST:-127.0.0.1}
 
 log() { echo "minio.sh: $*" >&2; }
+
+CMD=${1:-}
+[[ $# -gt 0 ]] && shift
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+  --host)
+    [[ $# -ge 2 ]] || { log "--host needs an address"; exit 2; }
+    HOST=$2
+    shift 2
+    ;;
+  --host=*)
+    HOST=${1#--host=}
+    shift
+    ;;
+  *)
+    echo "usage: $0 build|up|env|down [--host ADDR]" >&2
+    exit 2
+    ;;
+  esac
+done
+case "$HOST" in
+"" | 0.0.0.0 | :: | "[::]" | \*)
+  log "--host $HOST: a wildcard address is not allowed; give one local address (e.g. the node's bridge, 10.245.0.1)"
+  exit 2
+  ;;
+esac
+
+STATE_DIR="$ROOT/.cache/minio"
+[[ "$HOST" == 127.0.0.1 ]] || STATE_DIR="$ROOT/.cache/minio-$HOST"
+STATE="$STATE_DIR/state.env"
 
 build() {
   if [[ -x "$BIN" && -f "$STAMP" && "$(cat "$STAMP")" == "$MINIO_MODULE@$MINIO_VERSION" ]]; then
@@ -43,7 +78,13 @@ random_hex() { # bytes
 }
 
 port_in_use() { # port
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+}
+
+# host_is_local: HOST is an address of this machine (the bridge exists and is up).
+host_is_local() {
+  [[ "$HOST" == 127.0.0.1 ]] && return 0
+  ip -o addr show 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | grep -qxF "$HOST"
 }
 
 free_port() {
@@ -68,16 +109,20 @@ running() {
 }
 
 print_env() {
+  unset BRAID_TEST_S3_ENDPOINT_POD
   # shellcheck disable=SC1090
   source "$STATE"
   echo "export BRAID_TEST_S3_ENDPOINT=$BRAID_TEST_S3_ENDPOINT"
   echo "export BRAID_TEST_S3_ACCESS_KEY=$BRAID_TEST_S3_ACCESS_KEY"
   echo "export BRAID_TEST_S3_SECRET_KEY=$BRAID_TEST_S3_SECRET_KEY"
+  if [[ -n "${BRAID_TEST_S3_ENDPOINT_POD:-}" ]]; then
+    echo "export BRAID_TEST_S3_ENDPOINT_POD=$BRAID_TEST_S3_ENDPOINT_POD"
+  fi
 }
 
 wait_ready() { # port pid log
   for _ in $(seq 1 150); do
-    if curl -fsS -o /dev/null "http://127.0.0.1:$1/minio/health/ready" 2>/dev/null; then
+    if curl -fsS -o /dev/null "http://$HOST:$1/minio/health/ready" 2>/dev/null; then
       return 0
     fi
     kill -0 "$2" 2>/dev/null || { log "MinIO exited; its log:"; cat "$3" >&2; return 1; }
@@ -94,6 +139,7 @@ up() {
     print_env
     return
   fi
+  host_is_local || { log "$HOST is not an address of this machine (is the hack/kube node up?)"; exit 1; }
   build
   mkdir -p "$STATE_DIR"
   local data user pass port pid logf
@@ -104,18 +150,19 @@ up() {
   for _ in 1 2 3; do
     port=$(free_port)
     MINIO_ROOT_USER="$user" MINIO_ROOT_PASSWORD="$pass" MINIO_BROWSER=off MINIO_UPDATE=off \
-      nohup "$BIN" server --quiet --address "127.0.0.1:$port" "$data" >"$logf" 2>&1 </dev/null &
+      nohup "$BIN" server --quiet --address "$HOST:$port" "$data" >"$logf" 2>&1 </dev/null &
     pid=$!
     if wait_ready "$port" "$pid" "$logf"; then
       cat >"$STATE" <<EOF
 MINIO_PID=$pid
 MINIO_DATA=$data
 MINIO_LOG=$logf
-BRAID_TEST_S3_ENDPOINT=127.0.0.1:$port
+BRAID_TEST_S3_ENDPOINT=$HOST:$port
 BRAID_TEST_S3_ACCESS_KEY=$user
 BRAID_TEST_S3_SECRET_KEY=$pass
 EOF
-      log "MinIO $MINIO_VERSION is up on 127.0.0.1:$port (PID $pid)"
+      if [[ "$HOST" != 127.0.0.1 ]]; then echo "BRAID_TEST_S3_ENDPOINT_POD=$HOST:$port" >>"$STATE"; fi
+      log "MinIO $MINIO_VERSION is up on $HOST:$port (PID $pid)"
       print_env
       return
     fi
@@ -147,7 +194,7 @@ down() {
   rm -rf "$MINIO_DATA" "$MINIO_LOG" "$STATE"
 }
 
-case "${1:-}" in
+case "$CMD" in
 build) build ;;
 up) up ;;
 env)
@@ -156,7 +203,7 @@ env)
   ;;
 down) down ;;
 *)
-  echo "usage: $0 build|up|env|down" >&2
+  echo "usage: $0 build|up|env|down [--host ADDR]" >&2
   exit 2
   ;;
 esac

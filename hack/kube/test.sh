@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Kubernetes part of `make test`: brings up the one-node cluster (up.sh, cold the first time:
 # it builds kube-apiserver, kubelet, kube-scheduler and kubectl), loads the images with the braid
-# binary just built (images.sh), starts a private PostgreSQL (hack/postgres.sh), runs the tests of
-# the kube store, the kube runtime and the backend end to end, and stops what it started: a cluster
-# or a PostgreSQL that was already running is left running.
+# binary just built (images.sh), starts a private PostgreSQL (hack/postgres.sh) and a MinIO on the
+# node's bridge address, where pods reach it (hack/minio.sh up --host), runs the tests of the kube
+# store, the PostgreSQL archive, the kube runtime and the backend end to end, and stops what it started: a cluster, a
+# PostgreSQL or a MinIO that was already running is left running.
 #
 #   hack/kube/test.sh BRAID_BIN
 set -euo pipefail
@@ -19,7 +20,12 @@ kube_was_up=false
 if alive "$RUN/apiserver.pid" kube-apiserver && alive "$NODE/kubelet.pid" kubelet; then kube_was_up=true; fi
 pg_was_up=false
 if ./hack/postgres.sh env >/dev/null 2>&1; then pg_was_up=true; fi
+# The bridge's address: the pod CIDR's first host (10.245.0.1).
+GATEWAY=${POD_CIDR%.*}.1
+minio_was_up=false
+if ./hack/minio.sh env --host "$GATEWAY" >/dev/null 2>&1; then minio_was_up=true; fi
 cleanup() {
+  if [ "$minio_was_up" = false ]; then ./hack/minio.sh down --host "$GATEWAY" >/dev/null 2>&1 || true; fi
   if [ "$kube_was_up" = false ]; then "$HERE/down.sh" >/dev/null 2>&1 || true; fi
   if [ "$pg_was_up" = false ]; then ./hack/postgres.sh down >/dev/null 2>&1 || true; fi
 }
@@ -32,6 +38,15 @@ echo "kube-test: node up in $(($(date +%s) - start)) s" >&2
 "$HERE/images.sh" >&2
 eval "$(./hack/postgres.sh up | tail -1)"
 export BRAID_TEST_POSTGRES
+# The CNI plugin makes the bridge at the first pod; MinIO listens on its address, so make it now
+# (with the address the plugin gives it) when no pod has run yet. down.sh deletes it.
+if ! ip -o -4 addr show dev "$BRIDGE" 2>/dev/null | grep -q " $GATEWAY/"; then
+  ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
+  ip addr add "$GATEWAY/${POD_CIDR#*/}" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+fi
+eval "$(./hack/minio.sh up --host "$GATEWAY")"
+export BRAID_TEST_S3_ENDPOINT BRAID_TEST_S3_ACCESS_KEY BRAID_TEST_S3_SECRET_KEY BRAID_TEST_S3_ENDPOINT_POD
 
-BRAID_KUBE=1 BRAID_REQUIRE_KUBE=1 BRAID_REQUIRE_POSTGRES=1 BRAID_BIN="$BRAID_BIN" \
-  "$GO" test -count=1 -timeout 30m ./internal/store/kube/ ./internal/runtime/kube/ ./test/e2e/kube/
+BRAID_KUBE=1 BRAID_REQUIRE_KUBE=1 BRAID_REQUIRE_POSTGRES=1 BRAID_REQUIRE_MINIO=1 BRAID_BIN="$BRAID_BIN" \
+  "$GO" test -count=1 -timeout 30m ./internal/store/kube/ ./internal/store/postgres/ ./internal/runtime/kube/ ./test/e2e/kube/

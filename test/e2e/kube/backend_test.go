@@ -55,6 +55,14 @@ func repoRootDir() string {
 // controller and the server.
 func newBackend(t *testing.T, ctx context.Context) *backend {
 	t.Helper()
+	return newBackendConfig(t, ctx, "")
+}
+
+// newBackendConfig is newBackend with config (when not "") as the
+// config.yaml of braid's data directory, which the controller and the
+// server read.
+func newBackendConfig(t *testing.T, ctx context.Context, config string) *backend {
+	t.Helper()
 	c := newClient(t)
 	bin := os.Getenv("BRAID_BIN")
 	if bin == "" {
@@ -69,6 +77,11 @@ func newBackend(t *testing.T, ctx context.Context) *backend {
 	installCRDs(t, ctx, c)
 	ns := prepareNamespace(t, ctx, c, "braid-be")
 	home := t.TempDir()
+	if config != "" {
+		if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b := &backend{t: t, c: c, bin: bin, ns: ns, identity: "e2e-" + ns, logDir: t.TempDir(),
 		env: append(os.Environ(), "BRAID_HOME="+home)}
 	b.startController()
@@ -104,13 +117,16 @@ func (b *backend) start(logName string, args ...string) *exec.Cmd {
 }
 
 // startController starts `braid controller`, its Lease in the test's
-// namespace so that it does not wait on another test's controller.
+// namespace so that it does not wait on another test's controller, and
+// --namespaced to it, so that concurrent tests' controllers never drive
+// each other's workflows.
 func (b *backend) startController() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.runs++
 	b.ctl = b.start(fmt.Sprintf("controller-%d", b.runs), "controller", "--backend", "kube",
-		"--leader-election-namespace", b.ns, "--leader-election-identity", b.identity)
+		"--leader-election-namespace", b.ns, "--leader-election-identity", b.identity,
+		"--namespaced", "--managed-namespace", b.ns)
 }
 
 // killController SIGKILLs the controller (no clean-up, no Lease release).
@@ -604,124 +620,4 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2].Round(time.Millisecond)
-}
-
-// smokeSkips are the smoke examples that cannot run on the hack/kube node.
-func smokeSkip(path string, data []byte) string {
-	switch {
-	case bytes.Contains(data, []byte("image: python:")):
-		return "needs a python image (hack/kube builds none)"
-	case bytes.Contains(data, []byte("docker/whalesay")):
-		return "needs the cowsay image"
-	case strings.Contains(path, "suspend"):
-		return "needs a resume"
-	}
-	return ""
-}
-
-// TestKubeSmoke submits the smoke set (../shared/conformance/smoke.txt)
-// through braid server on the Kubernetes backend, each example to reach the
-// phase expected.tsv gives it.
-func TestKubeSmoke(t *testing.T) {
-	dir := os.Getenv("BRAID_CONFORMANCE_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRootDir(), "..", "shared", "conformance")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	b := newBackend(t, ctx)
-	smoke, err := os.ReadFile(filepath.Join(dir, "smoke.txt"))
-	if err != nil {
-		t.Skipf("no smoke set: %v", err)
-	}
-	expected, err := expectedPhases(filepath.Join(dir, "expected.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	type result struct {
-		path, got, want, msg string
-		err                  error
-	}
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		results []result
-		skipped int
-	)
-	for _, line := range strings.Split(string(smoke), "\n") {
-		path := strings.Fields(line + " #")[0]
-		if strings.HasPrefix(path, "#") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if why := smokeSkip(path, data); why != "" {
-			skipped++
-			t.Logf("skip %-45s %s", path, why)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := result{path: path, want: expected[path]}
-			out, err := b.cli(ctx, "submit", filepath.Join(dir, path), "-o", "name")
-			if err == nil {
-				var wf *v1alpha1.Workflow
-				wf, err = b.waitPhase(ctx, strings.TrimSpace(lastLine(out)))
-				if wf != nil {
-					r.got, r.msg = string(wf.Status.Phase), wf.Status.Message
-				}
-			}
-			r.err = err
-			mu.Lock()
-			results = append(results, r)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	passed := 0
-	for _, r := range results {
-		ok := r.err == nil && slices.Contains(strings.Split(r.want, "|"), r.got)
-		if ok {
-			passed++
-			t.Logf("pass %-45s %s", r.path, r.got)
-			continue
-		}
-		t.Errorf("FAIL %-45s got %s (%s), want %s; %v", r.path, r.got, r.msg, r.want, r.err)
-	}
-	t.Logf("smoke set on Kubernetes: %d passed, %d failed, %d skipped", passed, len(results)-passed, skipped)
-	fmt.Printf("kube-smoke: %d passed, %d failed, %d skipped\n", passed, len(results)-passed, skipped)
-}
-
-// waitPhase waits for a workflow to complete without failing the test.
-func (b *backend) waitPhase(ctx context.Context, name string) (*v1alpha1.Workflow, error) {
-	for {
-		wf, err := b.workflow(ctx, name)
-		if err == nil && wf.Status.Phase.Completed() {
-			return wf, nil
-		}
-		select {
-		case <-ctx.Done():
-			return wf, fmt.Errorf("workflow %s not completed: %w", name, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// expectedPhases reads expected.tsv: path -> expected phase(s), "|" between.
-func expectedPhases(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n")[1:] {
-		c := strings.Split(line, "\t")
-		if len(c) >= 3 {
-			out[c[0]] = strings.ReplaceAll(c[2], "(random)", "")
-		}
-	}
-	return out, nil
 }

@@ -1,17 +1,25 @@
 package kube_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // prepareNamespace creates a namespace named prefix plus a random suffix,
@@ -147,4 +155,279 @@ func TestPodSmoke(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeImages are the images hack/kube/images.sh imports (an untagged name
+// means :latest); an example using another image cannot run on the node.
+var nodeImages = []string{
+	"braid:dev", "busybox:1.36", "busybox:latest", "alpine:3.23", "alpine:3.6", "debian:9.1", "debian:8.9",
+	"debian:latest", "ubuntu:17.10", "argoproj/argosay:v2",
+	"python:alpine3.23", "python:alpine3.6", "python:3.11", "python:3", "python:latest",
+}
+
+// missingImage returns the first image of an expected.tsv image column
+// ("a,b:1,{{param}}=>[c|d]") that the node lacks, or "".
+func missingImage(column string) string {
+	for _, tok := range strings.Split(column, ",") {
+		imgs := []string{tok}
+		if _, list, ok := strings.Cut(tok, "=>["); ok {
+			imgs = strings.Split(strings.TrimSuffix(list, "]"), "|")
+		}
+		for _, img := range imgs {
+			img = strings.TrimSpace(img)
+			if img == "" || img == "-" {
+				continue
+			}
+			ref := img
+			if !strings.Contains(ref[strings.LastIndex(ref, "/")+1:], ":") {
+				ref += ":latest"
+			}
+			if !slices.Contains(nodeImages, ref) {
+				return img
+			}
+		}
+	}
+	return ""
+}
+
+// corpusRow is one row of the conformance corpus's expected.tsv.
+type corpusRow struct {
+	path   string
+	phase  string // "Succeeded", "Failed|Error", "Succeeded|Failed(random)", "n/a", ...
+	needs  string // "none" or a comma-separated list
+	images string
+	action string // none, resume, apply-only, ...
+}
+
+// wantPhases are the phases the row accepts.
+func (r corpusRow) wantPhases() []string {
+	return strings.Split(strings.ReplaceAll(r.phase, "(random)", ""), "|")
+}
+
+// conformanceCorpus returns the corpus directory ($BRAID_CONFORMANCE_DIR,
+// else ../shared/conformance beside the repository) and its rows by path;
+// the test skips when the corpus is absent.
+func conformanceCorpus(t *testing.T) (string, map[string]corpusRow) {
+	t.Helper()
+	dir := os.Getenv("BRAID_CONFORMANCE_DIR")
+	if dir == "" {
+		dir = filepath.Join(repoRootDir(), "..", "shared", "conformance")
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "expected.tsv"))
+	if err != nil {
+		t.Skipf("no conformance corpus: %v", err)
+	}
+	rows := map[string]corpusRow{}
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		c := strings.Split(line, "\t")
+		if len(c) < 9 {
+			continue
+		}
+		rows[c[0]] = corpusRow{path: c[0], phase: c[2], needs: c[4], images: c[5], action: c[8]}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("%s/expected.tsv has no rows", dir)
+	}
+	return dir, rows
+}
+
+// exampleResult is how one corpus example ended on the backend.
+type exampleResult struct {
+	row      corpusRow
+	got, msg string
+	err      error
+	took     time.Duration
+}
+
+func (r exampleResult) passed() bool {
+	return r.err == nil && slices.Contains(r.row.wantPhases(), r.got)
+}
+
+// runExamples runs the rows on the backend, workers at a time, and returns
+// their results in path order.
+func (b *backend) runExamples(ctx context.Context, dir string, rows []corpusRow, workers int) []exampleResult {
+	jobs := make(chan corpusRow)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		results []exampleResult
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for row := range jobs {
+				r := b.runExample(ctx, dir, row)
+				if !r.passed() && drawsAtRandom(dir, row.path) {
+					r = b.runExample(ctx, dir, row) // a random exit code may fail every retry once in a while
+				}
+				mu.Lock()
+				results = append(results, r)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, row := range rows {
+		jobs <- row
+	}
+	close(jobs)
+	wg.Wait()
+	sort.Slice(results, func(i, j int) bool { return results[i].row.path < results[j].row.path })
+	return results
+}
+
+// drawsAtRandom: the example picks exit codes at random (retry-container
+// fails all of its retries once in a while), so a failure earns one more run.
+func drawsAtRandom(dir, path string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, path))
+	return err == nil && bytes.Contains(data, []byte("random."))
+}
+
+// runExample submits one example through braid server, does what its
+// action column asks (resume: one `braid resume` once a suspend node
+// waits), and waits for the workflow to complete.
+func (b *backend) runExample(ctx context.Context, dir string, row corpusRow) (r exampleResult) {
+	r.row = row
+	start := time.Now()
+	defer func() { r.took = time.Since(start) }()
+	out, err := b.cli(ctx, "submit", filepath.Join(dir, row.path), "-o", "name")
+	if err != nil {
+		r.err = err
+		return r
+	}
+	name := strings.TrimSpace(lastLine(out))
+	if row.action == "resume" {
+		if err := b.resumeOnce(ctx, name); err != nil {
+			r.err = err
+			return r
+		}
+	}
+	wf, err := b.waitPhase(ctx, name)
+	if wf != nil {
+		r.got, r.msg = string(wf.Status.Phase), wf.Status.Message
+		if !slices.Contains(row.wantPhases(), r.got) {
+			r.msg += failedNodes(wf)
+		}
+	}
+	r.err = err
+	return r
+}
+
+// failedNodes lists the messages of the workflow's failed pod nodes.
+func failedNodes(wf *v1alpha1.Workflow) string {
+	var out []string
+	for _, n := range wf.Status.Nodes {
+		if n.Type == v1alpha1.NodeTypePod && (n.Phase == v1alpha1.NodeFailed || n.Phase == v1alpha1.NodeError) {
+			out = append(out, fmt.Sprintf("%s: %s %q", n.DisplayName, n.Phase, n.Message))
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return ""
+	}
+	return "; failed nodes: " + strings.Join(out, "; ")
+}
+
+// resumeOnce waits until a suspend node of the workflow waits, then
+// resumes the workflow with `braid resume` through the server.
+func (b *backend) resumeOnce(ctx context.Context, name string) error {
+	for {
+		wf, err := b.workflow(ctx, name)
+		if err == nil && wf.Status.Phase.Completed() {
+			return fmt.Errorf("workflow %s completed (%s) before it suspended", name, wf.Status.Phase)
+		}
+		if err == nil && suspended(wf) {
+			if _, err := b.cli(ctx, "resume", name); err != nil {
+				return err
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("workflow %s never suspended: %w", name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// suspended: a suspend node of the workflow is running.
+func suspended(wf *v1alpha1.Workflow) bool {
+	for _, n := range wf.Status.Nodes {
+		if n.Type == v1alpha1.NodeTypeSuspend && n.Phase == v1alpha1.NodeRunning {
+			return true
+		}
+	}
+	return false
+}
+
+// waitPhase waits for a workflow to complete without failing the test.
+func (b *backend) waitPhase(ctx context.Context, name string) (*v1alpha1.Workflow, error) {
+	for {
+		wf, err := b.workflow(ctx, name)
+		if err == nil && wf.Status.Phase.Completed() {
+			return wf, nil
+		}
+		select {
+		case <-ctx.Done():
+			return wf, fmt.Errorf("workflow %s not completed: %w", name, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// smokeSkip says why a smoke example cannot run on the hack/kube node, or "".
+func smokeSkip(row corpusRow) string {
+	if img := missingImage(row.images); img != "" {
+		return "image " + img + " is not on the node (hack/kube/images.sh does not build it)"
+	}
+	switch row.action {
+	case "none", "resume":
+		return ""
+	}
+	return "action " + row.action + " is not done by this test"
+}
+
+// TestKubeSmoke submits the smoke set (../shared/conformance/smoke.txt)
+// through braid server on the Kubernetes backend, each example to reach the
+// phase expected.tsv gives it; suspend-template gets its one resume through
+// the server. Every example of the set must run: none is skipped.
+func TestKubeSmoke(t *testing.T) {
+	dir, corpus := conformanceCorpus(t)
+	smoke, err := os.ReadFile(filepath.Join(dir, "smoke.txt"))
+	if err != nil {
+		t.Skipf("no smoke set: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	b := newBackend(t, ctx)
+	var rows []corpusRow
+	skipped := 0
+	for _, line := range strings.Split(string(smoke), "\n") {
+		path := strings.Fields(line + " #")[0]
+		if strings.HasPrefix(path, "#") {
+			continue
+		}
+		row, ok := corpus[path]
+		if !ok {
+			t.Fatalf("smoke example %s has no row in expected.tsv", path)
+		}
+		if why := smokeSkip(row); why != "" {
+			skipped++
+			t.Errorf("skip %-45s %s", path, why)
+			continue
+		}
+		rows = append(rows, row)
+	}
+	results := b.runExamples(ctx, dir, rows, len(rows))
+	passed := 0
+	for _, r := range results {
+		if r.passed() {
+			passed++
+			t.Logf("pass %-45s %-9s %s", r.row.path, r.got, r.took.Round(time.Millisecond))
+			continue
+		}
+		t.Errorf("FAIL %-45s got %s (%s), want %s; %v", r.row.path, r.got, r.msg, r.row.phase, r.err)
+	}
+	t.Logf("smoke set on Kubernetes: %d passed, %d failed, %d skipped", passed, len(results)-passed, skipped)
+	fmt.Printf("kube-smoke: %d passed, %d failed, %d skipped\n", passed, len(results)-passed, skipped)
 }
