@@ -7,6 +7,8 @@
 # PostgreSQL or a MinIO that was already running is left running.
 #
 #   hack/kube/test.sh BRAID_BIN
+#
+# BRAID_KUBE_GOTEST_FLAGS adds flags to the go test line (e.g. "-run TestKubeArchive -v").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BRAID_BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -38,15 +40,10 @@ echo "kube-test: node up in $(($(date +%s) - start)) s" >&2
 "$HERE/images.sh" >&2
 eval "$(./hack/postgres.sh up | tail -1)"
 export BRAID_TEST_POSTGRES
-# The CNI plugin makes the bridge at the first pod; MinIO listens on its address, so make it now
-# (with the address the plugin gives it) when no pod has run yet. down.sh deletes it.
-if ! ip -o -4 addr show dev "$BRIDGE" 2>/dev/null | grep -q " $GATEWAY/"; then
-  ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
-  ip addr add "$GATEWAY/${POD_CIDR#*/}" dev "$BRIDGE"
-  ip link set "$BRIDGE" up
-fi
+# MinIO listens on the bridge's address, which up.sh gives the bridge before any pod runs.
 eval "$(./hack/minio.sh up --host "$GATEWAY")"
 export BRAID_TEST_S3_ENDPOINT BRAID_TEST_S3_ACCESS_KEY BRAID_TEST_S3_SECRET_KEY BRAID_TEST_S3_ENDPOINT_POD
 
+# shellcheck disable=SC2086
 BRAID_KUBE=1 BRAID_REQUIRE_KUBE=1 BRAID_REQUIRE_POSTGRES=1 BRAID_REQUIRE_MINIO=1 BRAID_BIN="$BRAID_BIN" \
-  "$GO" test -count=1 -timeout 30m ./internal/store/kube/ ./internal/store/postgres/ ./internal/runtime/kube/ ./test/e2e/kube/
+  "$GO" test -count=1 -timeout 30m ${BRAID_KUBE_GOTEST_FLAGS:-} ./internal/store/kube/ ./internal/store/postgres/ ./internal/runtime/kube/ ./test/e2e/kube/

@@ -118,6 +118,19 @@ log "kube-apiserver ready (pid $(cat "$RUN/apiserver.pid"))"
 # ---- 6. node configuration ---------------------------------------------------------------------------
 "$HERE/node-config.sh"
 
+# ---- 6b. the pods' bridge, with a fixed MAC address -------------------------------------------------
+# The CNI plugin would make the bridge at the first pod, but a bridge whose MAC address was never
+# set takes the lowest of its ports' addresses, so it changes as pods come and go, and a pod that
+# cached the gateway's old address cannot reach the host (a MinIO on the bridge's address) until its
+# ARP entry expires. Made here, with the address set, it keeps one; services on the host can also
+# listen on the bridge's address before any pod runs.
+GATEWAY=${POD_CIDR%.*}.1
+ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
+# shellcheck disable=SC2046,SC2183
+ip link set "$BRIDGE" address "$(printf '02:00:%02x:%02x:%02x:%02x' $(echo "$GATEWAY" | tr . ' '))"
+ip -o -4 addr show dev "$BRIDGE" | grep -q " $GATEWAY/" || ip addr add "$GATEWAY/${POD_CIDR#*/}" dev "$BRIDGE"
+ip link set "$BRIDGE" up
+
 # ---- 7. containerd, with the pause image ------------------------------------------------------
 if ! alive "$NODE/containerd.pid" "$NODE/containerd.toml"; then
   log "starting containerd"
