@@ -289,7 +289,21 @@ func (d *driver) record(ev runtime.StepEvent) {
 	d.results[ev.NodeID] = engine.StepResult{
 		Phase: ev.Phase, Message: ev.Message, ExitCode: ev.ExitCode, Outputs: ev.Outputs,
 		StartedAt: ev.StartedAt, FinishedAt: ev.FinishedAt, PodIP: ev.PodIP, HostNode: ev.HostNode,
+		Containers: containerResults(ev.Containers),
 	}
+}
+
+// containerResults are the engine's view of a containerSet's containers.
+func containerResults(cs []runtime.ContainerState) []engine.ContainerResult {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]engine.ContainerResult, len(cs))
+	for i, c := range cs {
+		out[i] = engine.ContainerResult{Name: c.Name, Phase: c.Phase, Message: c.Message, ExitCode: c.ExitCode,
+			StartedAt: c.StartedAt, FinishedAt: c.FinishedAt}
+	}
+	return out
 }
 
 // setPhaseLabels keeps the labels Argo sets on a workflow in step with its

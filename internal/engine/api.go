@@ -79,6 +79,20 @@ type StepResult struct {
 	// PodIP is recorded for daemons ({{steps.x.ip}}); HostNode as hostNodeName.
 	PodIP    string
 	HostNode string
+	// Containers are the states of a containerSet's containers, which
+	// become the phases of the step's Container nodes (containerset.go).
+	Containers []ContainerResult
+}
+
+// ContainerResult is one container of a containerSet step.
+type ContainerResult struct {
+	Name string
+	// Phase is Pending, Running, Succeeded, Failed, Error or Omitted.
+	Phase      v1alpha1.NodePhase
+	Message    string
+	ExitCode   *int32
+	StartedAt  time.Time
+	FinishedAt time.Time
 }
 
 // Result is the outcome of one Reconcile.

@@ -35,6 +35,7 @@ type outcome struct {
 	deaf     bool              // ignores Launch.Deadline (only a Kill stops it)
 	noExit   bool              // reports no exit code (the main container never ran)
 	arts     []v1alpha1.Artifact
+	ctrs     []ContainerResult // a containerSet's containers, reported at the end
 }
 
 // driver plays controller and runtime around Reconcile: it persists the
@@ -299,7 +300,8 @@ func (d *driver) finished(p *fakePod) (StepResult, bool) {
 		return StepResult{}, false
 	}
 	o := p.out
-	res := StepResult{Phase: o.phase, Message: o.message, ExitCode: i32(o.exitCode), StartedAt: p.start, FinishedAt: p.end}
+	res := StepResult{Phase: o.phase, Message: o.message, ExitCode: i32(o.exitCode), StartedAt: p.start, FinishedAt: p.end,
+		Containers: o.ctrs}
 	if o.noExit {
 		res.ExitCode = nil
 	}

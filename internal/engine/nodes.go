@@ -213,8 +213,13 @@ func (r *run) outbound(id string) []string {
 		return nil
 	}
 	switch n.Type {
+	case v1alpha1.NodeTypePod:
+		if r.containerSetOf(n) != nil {
+			return r.containerSetOutbound(n)
+		}
+		return []string{n.ID}
 	case v1alpha1.NodeTypeSkipped, v1alpha1.NodeTypeSuspend, v1alpha1.NodeTypeHTTP,
-		v1alpha1.NodeTypePlugin, v1alpha1.NodeTypePod:
+		v1alpha1.NodeTypePlugin:
 		return []string{n.ID}
 	case v1alpha1.NodeTypeContainer, v1alpha1.NodeTypeTaskGroup:
 		if len(n.Children) == 0 {

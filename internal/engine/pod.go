@@ -48,6 +48,12 @@ func (r *run) executeLeaf(in invocation, opts execOpts) (v1alpha1.NodeStatus, er
 	if err != nil {
 		return n, err
 	}
+	if cs := in.tmpl.ContainerSet; cs != nil && n.Type == v1alpha1.NodeTypePod {
+		if err := r.newContainerNodes(n, cs, in); err != nil {
+			return n, err
+		}
+		n = r.nodes[n.ID]
+	}
 	deadline, err := r.leafDeadline(n, processed, opts)
 	if err != nil {
 		return n, err
@@ -211,6 +217,10 @@ func (r *run) mergeResult(id string, res StepResult) {
 }
 
 func (r *run) mergeRunning(n v1alpha1.NodeStatus, res StepResult) {
+	if len(res.Containers) > 0 {
+		r.mergeContainers(n, res, false)
+		n = r.nodes[n.ID]
+	}
 	if n.Phase != v1alpha1.NodePending {
 		return
 	}
@@ -251,6 +261,7 @@ func (r *run) mergeCompleted(n v1alpha1.NodeStatus, res StepResult) {
 		n.TaskResultSynced = &synced
 	}
 	r.put(n)
+	r.mergeContainers(n, res, true)
 	r.exportOutputs(n.Outputs)
 }
 

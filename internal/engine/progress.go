@@ -41,10 +41,10 @@ func isExecutable(t v1alpha1.NodeType) bool {
 	return false
 }
 
-// ownProgress is an executable node's progress in its phase.
+// ownProgress is an executable node's progress in its phase: done only
+// when it succeeded (a container a containerSet skipped did not).
 func ownProgress(p v1alpha1.NodePhase) v1alpha1.Progress {
-	switch p {
-	case v1alpha1.NodeSucceeded, v1alpha1.NodeSkipped, v1alpha1.NodeOmitted:
+	if p == v1alpha1.NodeSucceeded {
 		return "1/1"
 	}
 	return "0/1"

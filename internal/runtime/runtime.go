@@ -69,6 +69,22 @@ type StepEvent struct {
 	// address is {{steps.NAME.ip}}.
 	PodIP    string
 	HostNode string
+	// Containers are the states of a containerSet's containers, in the
+	// template's order, as far as they are known; nil for other steps.
+	Containers []ContainerState
+}
+
+// ContainerState is one container of a containerSet step, which Argo shows
+// as a node of type Container under the step's node.
+type ContainerState struct {
+	Name string
+	// Phase is Pending, Running, Succeeded, Failed, Error, or Omitted (the
+	// container was skipped because a dependency did not succeed).
+	Phase      v1alpha1.NodePhase
+	Message    string
+	ExitCode   *int32
+	StartedAt  time.Time
+	FinishedAt time.Time
 }
 
 // Runtime runs steps.

@@ -164,3 +164,38 @@ status:
 		})
 	}
 }
+
+// The containers of a containerSet pod, one by one, for their nodes.
+func TestContainerStates(t *testing.T) {
+	var pod apiv1.Pod
+	if err := yaml.Unmarshal([]byte(`
+metadata: {annotations: {braid.dev/containers: "a,b,main"}}
+status:
+  containerStatuses:
+  - {name: a, state: {terminated: {exitCode: 2, message: `+msgAFailed+`}}}
+  - {name: b, state: {running: {startedAt: "2026-11-30T10:00:00Z"}}}
+  - {name: main, state: {waiting: {reason: ContainerCreating}}}`), &pod); err != nil {
+		t.Fatal(err)
+	}
+	o := observe(&pod, time.Now(), waits{pull: time.Minute, unschedulable: time.Minute})
+	if len(o.containers) != 3 {
+		t.Fatalf("containers %+v", o.containers)
+	}
+	a, b, m := o.containers[0], o.containers[1], o.containers[2]
+	if a.Name != "a" || a.Phase != v1alpha1.NodeFailed || a.Message != "a: Error (exit code 2)" || a.ExitCode == nil || *a.ExitCode != 2 {
+		t.Errorf("a = %+v", a)
+	}
+	if b.Name != "b" || b.Phase != v1alpha1.NodeRunning || b.StartedAt.IsZero() {
+		t.Errorf("b = %+v", b)
+	}
+	if m.Name != "main" || m.Phase != v1alpha1.NodePending {
+		t.Errorf("main = %+v", m)
+	}
+	if !sameContainers(o.containers, o.containers) || sameContainers(o.containers, o.containers[:2]) {
+		t.Error("sameContainers")
+	}
+	var plain apiv1.Pod
+	if o := observe(&plain, time.Now(), waits{}); o.containers != nil {
+		t.Errorf("a pod that is not a containerSet's has containers %+v", o.containers)
+	}
+}

@@ -50,7 +50,7 @@ func (rt *Runtime) onPod(obj any) {
 		st.final = true // claimed: no other handler reports it
 		rt.mu.Unlock()
 		rt.report(st, pod, o)
-	case o.phase == v1alpha1.NodeRunning && st.last.Phase == "":
+	case o.phase == v1alpha1.NodeRunning && (st.last.Phase == "" || !sameContainers(st.last.Containers, o.containers)):
 		ev := st.event(o)
 		st.last = ev
 		rt.mu.Unlock()
@@ -177,7 +177,7 @@ func (rt *Runtime) finish(st *runState, ev runtime.StepEvent) {
 func (st *runState) event(o observation) runtime.StepEvent {
 	ev := runtime.StepEvent{RunID: st.id, WorkflowUID: st.wfUID, NodeID: st.nodeID, Phase: o.phase, Message: o.message,
 		ExitCode: o.exitCode, Outputs: o.outputs, StartedAt: o.startedAt, FinishedAt: o.finishedAt,
-		PodIP: o.podIP, HostNode: o.hostNode}
+		PodIP: o.podIP, HostNode: o.hostNode, Containers: o.containers}
 	if ev.StartedAt.IsZero() {
 		ev.StartedAt = st.last.StartedAt
 	}

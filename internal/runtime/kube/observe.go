@@ -9,6 +9,7 @@ import (
 	apiv1 "k8s.io/api/core/v1"
 
 	"github.com/braidwf/braid/internal/executor/emissary"
+	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -41,6 +42,8 @@ type observation struct {
 	mainDone bool
 	// podIP and hostNode say where the pod runs, once known.
 	podIP, hostNode string
+	// containers: a containerSet's containers, one by one.
+	containers []runtime.ContainerState
 }
 
 func (o observation) final() bool { return o.phase.Completed() }
@@ -49,7 +52,46 @@ func (o observation) final() bool { return o.phase.Completed() }
 func observe(pod *apiv1.Pod, now time.Time, w waits) observation {
 	o := observeWork(pod, now, w)
 	o.podIP, o.hostNode = pod.Status.PodIP, pod.Spec.NodeName
+	if _, ok := pod.Annotations[AnnotationContainers]; ok {
+		o.containers = containerStates(pod)
+	}
 	return o
+}
+
+// containerStates reads each work container of a containerSet's pod: Pending
+// until it runs, Running, then its end as the emissary reported it.
+func containerStates(pod *apiv1.Pod) []runtime.ContainerState {
+	names := workNames(pod)
+	out := make([]runtime.ContainerState, 0, len(names))
+	for _, n := range names {
+		cs := runtime.ContainerState{Name: n, Phase: v1alpha1.NodePending}
+		s := containerStatus(pod.Status.ContainerStatuses, n)
+		switch {
+		case s == nil:
+		case s.State.Terminated != nil:
+			ob := terminated(s.State.Terminated, n)
+			cs.Phase, cs.Message, cs.ExitCode = ob.phase, ob.message, ob.exitCode
+			cs.StartedAt, cs.FinishedAt = ob.startedAt, ob.finishedAt
+		case s.State.Running != nil:
+			cs.Phase, cs.StartedAt = v1alpha1.NodeRunning, s.State.Running.StartedAt.Time
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+// sameContainers reports whether two readings of a containerSet's
+// containers show the same phases.
+func sameContainers(a, b []runtime.ContainerState) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Phase != b[i].Phase {
+			return false
+		}
+	}
+	return true
 }
 
 // observeWork reads the work containers (main, or a containerSet's): the

@@ -2,6 +2,7 @@ package kube_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -130,11 +131,20 @@ func TestKubePodKinds(t *testing.T) {
 			t.Errorf("daemon node: phase %s %q ip %q host %q daemoned %v", n.Phase, n.Message, n.PodIP, n.HostNodeName, n.Daemoned)
 		}
 	}
+	containers := map[string]v1alpha1.NodePhase{}
 	for _, n := range wfs["set"].Status.Nodes {
 		if n.DisplayName == "set" && (n.Outputs == nil || len(n.Outputs.Parameters) != 1 ||
 			strings.Join(strings.Fields(n.Outputs.Parameters[0].Value.String()), " ") != "a b main") {
 			t.Errorf("containerSet node outputs %+v", n.Outputs)
 		}
+		if n.Type == v1alpha1.NodeTypeContainer {
+			containers[n.DisplayName] = n.Phase
+		}
+	}
+	// Each container of the set is a node of type Container, as in Argo.
+	want := map[string]v1alpha1.NodePhase{"a": v1alpha1.NodeSucceeded, "b": v1alpha1.NodeSucceeded, "main": v1alpha1.NodeSucceeded}
+	if fmt.Sprint(containers) != fmt.Sprint(want) {
+		t.Errorf("containerSet's Container nodes %v, want %v", containers, want)
 	}
 	// The sidecar's pod completes: its sidecar was stopped, not left running.
 	for _, p := range b.pods(ctx, names["sidecar"]) {
