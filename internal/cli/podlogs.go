@@ -26,8 +26,9 @@ import (
 )
 
 // podLogFiles lets the API server (which reads a step's log from a file)
-// serve pod logs: each read fetches the main container's log through the
-// API into a file under dir. A finished pod's log is fetched once; a
+// serve pod logs: each read fetches the main container's log (a
+// containerSet's: each container's, in order) through the API into a file
+// under dir. A finished pod's log is fetched once; a
 // running pod's at most every podLogRefresh. Once the pod is gone (pod
 // GC), the log the executor shipped to the artifact repository is read
 // instead.
@@ -92,9 +93,14 @@ func (p *podLogFiles) fetch(namespace, workflow, pod, path string) (final bool, 
 		return false, err
 	}
 	final = obj.Status.Phase == apiv1.PodSucceeded || obj.Status.Phase == apiv1.PodFailed
-	data, err := pods.GetLogs(pod, &apiv1.PodLogOptions{Container: kuberuntime.MainContainer}).DoRaw(ctx)
-	if err != nil {
-		return false, err
+	// A containerSet's pod: its containers' logs one after the other.
+	var data []byte
+	for _, c := range kuberuntime.WorkContainers(obj) {
+		part, err := pods.GetLogs(pod, &apiv1.PodLogOptions{Container: c}).DoRaw(ctx)
+		if err != nil {
+			return false, err
+		}
+		data = append(data, part...)
 	}
 	return final, writeAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err })
 }
