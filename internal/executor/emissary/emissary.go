@@ -103,6 +103,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.KillGrace <= 0 {
 		o.KillGrace = 10 * time.Second
+		if d, err := time.ParseDuration(o.Getenv(EnvKillGrace)); err == nil && d > 0 {
+			o.KillGrace = d
+		}
 	}
 	if o.Drivers == nil {
 		o.Drivers = Drivers(o.Getenv)

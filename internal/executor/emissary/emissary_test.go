@@ -247,3 +247,16 @@ func deref(p *string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// The kill grace comes from BRAID_KILL_GRACE when the options set none.
+func TestKillGraceFromEnv(t *testing.T) {
+	env := map[string]string{EnvKillGrace: "3s"}
+	o := withDefaults(Options{Getenv: func(k string) string { return env[k] }})
+	if o.KillGrace != 3*time.Second {
+		t.Errorf("KillGrace %v, want 3s", o.KillGrace)
+	}
+	env[EnvKillGrace] = "nonsense"
+	if o := withDefaults(Options{Getenv: func(k string) string { return env[k] }}); o.KillGrace != 10*time.Second {
+		t.Errorf("KillGrace %v with a bad value, want the default 10s", o.KillGrace)
+	}
+}

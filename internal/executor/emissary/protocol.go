@@ -43,6 +43,10 @@ const (
 	EnvStopAfter = "BRAID_STOP_AFTER"
 	// EnvCtrDir overrides CtrDir; tests set it.
 	EnvCtrDir = "BRAID_CTR_DIR"
+	// EnvKillGrace is the time between SIGTERM and SIGKILL when the emissary
+	// stops its child (a sidecar's stop, a deadline), as a Go duration: the
+	// pod's terminationGracePeriodSeconds when the workflow sets it.
+	EnvKillGrace = "BRAID_KILL_GRACE"
 )
 
 // The roles of the containers the emissary wraps.

@@ -104,7 +104,25 @@ func (b podBuilder) build(run runtime.Run) (*apiv1.Pod, error) {
 			return nil, userError(err.Error())
 		}
 	}
+	setKillGrace(pod)
 	return pod, nil
+}
+
+// setKillGrace tells each container the emissary wraps to give its child
+// the pod's terminationGracePeriodSeconds between SIGTERM and SIGKILL, as
+// Argo gives a sidecar it stops, when the pod sets one.
+func setKillGrace(pod *apiv1.Pod) {
+	g := pod.Spec.TerminationGracePeriodSeconds
+	if g == nil || *g <= 0 {
+		return
+	}
+	grace := (time.Duration(*g) * time.Second).String()
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if len(c.Command) > 0 && c.Command[0] == emissaryCommand()[0] {
+			c.Env = append(c.Env, apiv1.EnvVar{Name: emissary.EnvKillGrace, Value: grace})
+		}
+	}
 }
 
 // meta is the pod's name, labels, annotations and owner.

@@ -168,6 +168,9 @@ podSpecPatch: |
 			if p.Spec.TerminationGracePeriodSeconds == nil || *p.Spec.TerminationGracePeriodSeconds != 3 {
 				t.Errorf("grace = %v", p.Spec.TerminationGracePeriodSeconds)
 			}
+			if e, ok := envOf(p.Spec.Containers[0], emissary.EnvKillGrace); !ok || e.Value != "3s" {
+				t.Errorf("the emissary's kill grace = %+v (%v), want 3s", e, ok)
+			}
 		},
 	}, {
 		name: "bad podSpecPatch",
