@@ -1,13 +1,9 @@
 package postgres
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,10 +19,6 @@ import (
 // its nodes apart and gzip-compressed when large) and one row of
 // braid_archived_labels per label, indexed by (key, value), so that a
 // label selector is answered from the index rather than by decoding rows.
-
-// gzipAbove is the size of a node map's JSON from which it is stored
-// compressed; below it the JSON is stored as it is.
-const gzipAbove = 4096
 
 // Archive stores wf in the archive; see ArchiveBatch.
 func (s *Store) Archive(ctx context.Context, wf *v1alpha1.Workflow) error {
@@ -138,21 +130,12 @@ func encodeArchived(wf *v1alpha1.Workflow) (archivedRow, error) {
 	if wf.UID == "" || wf.Name == "" || wf.Namespace == "" {
 		return r, fmt.Errorf("%s: uid, name and namespace are required: %w", r.key, ErrInvalid)
 	}
-	c := *wf
-	c.APIVersion, c.Kind = v1alpha1.APIVersion, string(store.KindWorkflow)
-	c.Status.Nodes = nil
 	var err error
-	if r.summary, err = json.Marshal(&c); err != nil {
-		return r, fmt.Errorf("%s: encode workflow: %w", r.key, err)
+	if r.summary, err = store.ArchivedSummary(wf); err != nil {
+		return r, fmt.Errorf("%s: %w", r.key, err)
 	}
-	if len(wf.Status.Nodes) > 0 {
-		b, err := json.Marshal(wf.Status.Nodes)
-		if err != nil {
-			return r, fmt.Errorf("%s: encode nodes: %w", r.key, err)
-		}
-		if r.nodes, err = maybeGzip(b); err != nil {
-			return r, fmt.Errorf("%s: compress nodes: %w", r.key, err)
-		}
+	if r.nodes, err = store.ArchivedNodes(wf.Status.Nodes); err != nil {
+		return r, fmt.Errorf("%s: %w", r.key, err)
 	}
 	r.created, r.started, r.finished = pgTime(wf.CreationTimestamp.Time), pgTime(wf.Status.StartedAt.Time), pgTime(wf.Status.FinishedAt.Time)
 	r.labels = wf.Labels
@@ -177,38 +160,6 @@ func pgTime(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{}
 }
 
-// maybeGzip compresses b when it is large. The reader tells the two forms
-// apart by gzip's magic number (JSON starts with '{').
-func maybeGzip(b []byte) ([]byte, error) {
-	if len(b) < gzipAbove {
-		return b, nil
-	}
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(b); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func maybeGunzip(b []byte) ([]byte, error) {
-	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		return b, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = zr.Close() }()
-	return io.ReadAll(zr)
-}
-
 // GetArchived returns the archived workflow with this uid, nodes included;
 // store.ErrNotFound when there is none.
 func (s *Store) GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow, error) {
@@ -224,28 +175,10 @@ func (s *Store) GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	wf, err := decodeArchived(summary)
+	wf, err := store.DecodeArchived(summary, nodes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if len(nodes) > 0 {
-		b, err := maybeGunzip(nodes)
-		if err != nil {
-			return nil, fmt.Errorf("%s: decompress nodes: %w", what, err)
-		}
-		if err := json.Unmarshal(b, &wf.Status.Nodes); err != nil {
-			return nil, fmt.Errorf("%s: decode nodes: %w", what, err)
-		}
-	}
-	return wf, nil
-}
-
-func decodeArchived(summary []byte) (*v1alpha1.Workflow, error) {
-	wf := &v1alpha1.Workflow{}
-	if err := json.Unmarshal(summary, wf); err != nil {
-		return nil, fmt.Errorf("decode workflow: %w", err)
-	}
-	wf.APIVersion, wf.Kind = v1alpha1.APIVersion, string(store.KindWorkflow)
 	return wf, nil
 }
 

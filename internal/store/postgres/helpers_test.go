@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -110,7 +111,7 @@ func checkInvariants(tb testing.TB, s *Store) {
 		var uid, ns, name string
 		var summary []byte
 		must(tb, rows.Scan(&uid, &ns, &name, &summary), "scan")
-		wf, err := decodeArchived(summary)
+		wf, err := store.DecodeArchived(summary, nil)
 		if err != nil || string(wf.UID) != uid || wf.Namespace != ns || wf.Name != name {
 			tb.Errorf("invariant: row %s %s/%s has summary %v (%v)", uid, ns, name, wf, err)
 		}

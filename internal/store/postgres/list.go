@@ -64,7 +64,7 @@ func (s *Store) ListArchived(ctx context.Context, opts store.ArchiveListOptions)
 		if err := rows.Scan(&summary); err != nil {
 			return nil, false, fmt.Errorf("%s: %w", what, err)
 		}
-		wf, err := decodeArchived(summary)
+		wf, err := store.DecodeArchived(summary, nil)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s: %w", what, err)
 		}

@@ -1,14 +1,11 @@
 package sqlite
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,10 +39,6 @@ const (
 	NamePrefix    = store.NamePrefix
 	NameNotEquals = store.NameNotEquals
 )
-
-// gzipAbove is the size of a node map's JSON from which it is stored
-// compressed; below it the JSON is stored as it is.
-const gzipAbove = 4096
 
 // Archive stores wf in the archive, replacing the archived workflow with
 // the same uid if there is one; see Tx.Archive.
@@ -127,21 +120,12 @@ type archivedRow struct {
 
 func encodeArchived(wf *v1alpha1.Workflow) (archivedRow, error) {
 	var r archivedRow
-	c := *wf
-	c.APIVersion, c.Kind = v1alpha1.APIVersion, string(store.KindWorkflow)
-	c.Status.Nodes = nil
 	var err error
-	if r.summary, err = json.Marshal(&c); err != nil {
-		return r, fmt.Errorf("encode workflow: %w", err)
+	if r.summary, err = store.ArchivedSummary(wf); err != nil {
+		return r, err
 	}
-	if len(wf.Status.Nodes) > 0 {
-		b, err := json.Marshal(wf.Status.Nodes)
-		if err != nil {
-			return r, fmt.Errorf("encode nodes: %w", err)
-		}
-		if r.nodes, err = maybeGzip(b); err != nil {
-			return r, fmt.Errorf("compress nodes: %w", err)
-		}
+	if r.nodes, err = store.ArchivedNodes(wf.Status.Nodes); err != nil {
+		return r, err
 	}
 	if len(wf.Labels) > 0 {
 		b, err := json.Marshal(wf.Labels)
@@ -154,38 +138,6 @@ func encodeArchived(wf *v1alpha1.Workflow) (archivedRow, error) {
 		r.finishedAt = wf.Status.FinishedAt.Unix()
 	}
 	return r, nil
-}
-
-// maybeGzip compresses b when it is large. The reader tells the two forms
-// apart by gzip's magic number (JSON starts with '{').
-func maybeGzip(b []byte) ([]byte, error) {
-	if len(b) < gzipAbove {
-		return b, nil
-	}
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(b); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func maybeGunzip(b []byte) ([]byte, error) {
-	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		return b, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = zr.Close() }()
-	return io.ReadAll(zr)
 }
 
 func unixOrZero(t time.Time) int64 {
@@ -209,28 +161,10 @@ func (s *Store) GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow
 	if err != nil {
 		return nil, fmt.Errorf("get archived workflow %s: %w", uid, err)
 	}
-	wf, err := decodeArchived(summary)
+	wf, err := store.DecodeArchived(summary, nodes)
 	if err != nil {
 		return nil, fmt.Errorf("get archived workflow %s: %w", uid, err)
 	}
-	if len(nodes) > 0 {
-		b, err := maybeGunzip(nodes)
-		if err != nil {
-			return nil, fmt.Errorf("get archived workflow %s: decompress nodes: %w", uid, err)
-		}
-		if err := json.Unmarshal(b, &wf.Status.Nodes); err != nil {
-			return nil, fmt.Errorf("get archived workflow %s: decode nodes: %w", uid, err)
-		}
-	}
-	return wf, nil
-}
-
-func decodeArchived(summary []byte) (*v1alpha1.Workflow, error) {
-	wf := &v1alpha1.Workflow{}
-	if err := json.Unmarshal(summary, wf); err != nil {
-		return nil, fmt.Errorf("decode workflow: %w", err)
-	}
-	wf.APIVersion, wf.Kind = v1alpha1.APIVersion, string(store.KindWorkflow)
 	return wf, nil
 }
 
@@ -341,7 +275,7 @@ func scanArchived(ctx context.Context, q querier, query string, args []any, limi
 		if err := rows.Scan(&summary); err != nil {
 			return nil, false, fmt.Errorf("list archived workflows: %w", err)
 		}
-		wf, err := decodeArchived(summary)
+		wf, err := store.DecodeArchived(summary, nil)
 		if err != nil {
 			return nil, false, fmt.Errorf("list archived workflows: %w", err)
 		}
