@@ -141,7 +141,16 @@ func imageWorkDir(v view, img *image.Image, workDir string) error {
 // in the mounted view root, where the view will mount something: each
 // missing element is made; one that is a symbolic link (which would lead
 // the mount out of the view) or not a directory is an error.
-func mkdirIn(root, p string) error {
+func mkdirIn(root, p string) error { return walkViewDirs(root, p, true) }
+
+// checkImagePath fails when a directory on the way to p in the image's
+// root is a symbolic link or not a directory, as mkdirIn does, but makes
+// nothing: missing ones are fine (braid-nsinit makes them in the view).
+func checkImagePath(root, p string) error { return walkViewDirs(root, p, false) }
+
+// walkViewDirs checks each element of the path p under root, making the
+// missing ones when mkdir is set, else stopping at the first missing one.
+func walkViewDirs(root, p string, mkdir bool) error {
 	cur := root
 	for part := range strings.SplitSeq(strings.Trim(filepath.Clean(p), "/"), "/") {
 		if part == "" {
@@ -150,6 +159,8 @@ func mkdirIn(root, p string) error {
 		cur = filepath.Join(cur, part)
 		info, err := os.Lstat(cur)
 		switch {
+		case errors.Is(err, os.ErrNotExist) && !mkdir:
+			return nil
 		case errors.Is(err, os.ErrNotExist):
 			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 				return fmt.Errorf("the step's view: make %s: %w", p, err)

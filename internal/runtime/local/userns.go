@@ -368,31 +368,6 @@ func (sb *sandbox) usernsImageOps(v view, workDir string) ([]string, error) {
 	return append(ops, "c", v.merged, workDir), nil
 }
 
-// checkImagePath fails when a directory on the way to p in the image's
-// root is a symbolic link (which would lead a mount out of the view) or
-// not a directory; missing ones are fine.
-func checkImagePath(root, p string) error {
-	cur := root
-	for part := range strings.SplitSeq(strings.Trim(filepath.Clean(p), "/"), "/") {
-		if part == "" {
-			continue
-		}
-		cur = filepath.Join(cur, part)
-		info, err := os.Lstat(cur)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil
-		case err != nil:
-			return fmt.Errorf("the step's view: %w", err)
-		case info.Mode()&fs.ModeSymlink != 0:
-			return fmt.Errorf("the image has a symbolic link at %s, where the step's view mounts %s", strings.TrimPrefix(cur, root), p)
-		case !info.IsDir():
-			return fmt.Errorf("the image has a file at %s, where the step's view mounts %s", strings.TrimPrefix(cur, root), p)
-		}
-	}
-	return nil
-}
-
 // startNSInit starts braid-nsinit with ops in new user, mount and PID
 // namespaces, with attr's files, environment and process attributes, and
 // waits until it has exec'd the step (or exited, after ops ending in x).
