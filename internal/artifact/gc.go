@@ -63,8 +63,8 @@ func strategyOf(wf *v1alpha1.Workflow, a *v1alpha1.Artifact) v1alpha1.ArtifactGC
 	if a.ArtifactGC != nil && a.ArtifactGC.Strategy != v1alpha1.ArtifactGCStrategyUndefined {
 		return a.ArtifactGC.Strategy
 	}
-	if wf.Spec.ArtifactGC != nil {
-		return wf.Spec.ArtifactGC.Strategy
+	if gc := wf.ExecSpec().ArtifactGC; gc != nil {
+		return gc.Strategy
 	}
 	return v1alpha1.ArtifactGCNever
 }

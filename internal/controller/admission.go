@@ -91,17 +91,14 @@ type driverAdmission struct {
 func workflowKey(wf *v1alpha1.Workflow) string { return wf.Namespace + "/" + wf.Name }
 
 func priority(wf *v1alpha1.Workflow) int32 {
-	if wf.Spec.Priority != nil {
-		return *wf.Spec.Priority
+	if p := wf.ExecSpec().Priority; p != nil {
+		return *p
 	}
 	return 0
 }
 
 func workflowSync(wf *v1alpha1.Workflow) *v1alpha1.Synchronization {
-	if wf.Spec.Synchronization == nil && wf.Status.StoredWorkflowSpec != nil {
-		return wf.Status.StoredWorkflowSpec.Synchronization
-	}
-	return wf.Spec.Synchronization
+	return wf.ExecSpec().Synchronization
 }
 
 // listen registers the driver for wake-ups; the returned func ends that.

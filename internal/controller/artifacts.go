@@ -17,7 +17,7 @@ import (
 // repository's key format applied for this pod. Without outputs it has no
 // key: key-only inputs still take their bucket from the repository.
 func (d *driver) artifactPlan(l engine.Launch) (*runtime.ArtifactPlan, error) {
-	repo, err := d.c.repos.Resolve(d.wf.Spec.ArtifactRepositoryRef)
+	repo, err := d.c.repos.Resolve(d.wf.ExecSpec().ArtifactRepositoryRef)
 	if err != nil {
 		return nil, fmt.Errorf("artifact repository: %w", err)
 	}
@@ -65,7 +65,7 @@ func ShippedLog(repos artifact.Repositories, wf *v1alpha1.Workflow, n *v1alpha1.
 			}
 		}
 	}
-	repo, err := repos.Resolve(wf.Spec.ArtifactRepositoryRef)
+	repo, err := repos.Resolve(wf.ExecSpec().ArtifactRepositoryRef)
 	if err != nil || repo == nil {
 		return nil, err
 	}
@@ -86,8 +86,8 @@ func wantArchiveLogs(wf *v1alpha1.Workflow, t *v1alpha1.Template, repo *v1alpha1
 	if t.ArchiveLocation != nil && t.ArchiveLocation.ArchiveLogs != nil {
 		return *t.ArchiveLocation.ArchiveLogs
 	}
-	if wf.Spec.ArchiveLogs != nil {
-		return *wf.Spec.ArchiveLogs
+	if s := wf.ExecSpec(); s.ArchiveLogs != nil {
+		return *s.ArchiveLogs
 	}
 	return repo != nil && repo.ArchiveLogs != nil && *repo.ArchiveLogs
 }

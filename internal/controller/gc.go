@@ -47,10 +47,7 @@ func (r Retention) limit(p v1alpha1.WorkflowPhase) int {
 // Error) win over secondsAfterCompletion. The workflow's own strategy
 // wins over its workflow template's.
 func TTL(wf *v1alpha1.Workflow) (time.Duration, bool) {
-	s := wf.Spec.TTLStrategy
-	if s == nil && wf.Status.StoredWorkflowSpec != nil {
-		s = wf.Status.StoredWorkflowSpec.TTLStrategy
-	}
+	s := wf.ExecSpec().TTLStrategy
 	if s == nil || !wf.Status.Phase.Completed() {
 		return 0, false
 	}

@@ -50,9 +50,15 @@ func (d *driver) workflowStarted(ctx context.Context) error {
 	case !errors.As(err, &p) || !p.Permanent():
 		return fmt.Errorf("start workflow %s: %w", d.wf.Name, err)
 	}
+	return d.failStart(ctx, err.Error())
+}
+
+// failStart ends a workflow that cannot start Error with msg, persisted,
+// and runs the completion hook.
+func (d *driver) failStart(ctx context.Context, msg string) error {
 	now := metav1.NewTime(d.c.now())
 	st := &d.wf.Status
-	st.Phase, st.Message, st.FinishedAt = v1alpha1.WorkflowError, err.Error(), now
+	st.Phase, st.Message, st.FinishedAt = v1alpha1.WorkflowError, msg, now
 	if st.StartedAt.IsZero() {
 		st.StartedAt = now
 	}

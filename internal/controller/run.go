@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -77,6 +78,9 @@ type driver struct {
 
 func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 	defer d.listen()()
+	if ok, err := d.storeTemplateSpec(ctx); err != nil || !ok { // templates.go
+		return d.wf, err
+	}
 	if err := d.workflowStarted(ctx); err != nil || d.wf.Status.Phase.Completed() { // hooks.go
 		return d.wf, err
 	}
@@ -117,6 +121,7 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 // reconcile runs one decide-persist-act cycle.
 func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	before := statusWithoutNodes(&d.wf.Status)
+	meta := startingMeta(d.wf)
 	res, err := engine.Reconcile(engine.Snapshot{
 		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
 		Relaunch: d.relaunch, Cache: d.memoCache(ctx), Locks: d.c.adm.locks,
@@ -127,6 +132,9 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	}
 	d.wf.Status = res.Status
 	d.syncLocks()
+	// The first pass may put workflowMetadata on the object: a status write
+	// does not carry metadata everywhere (the status subresource).
+	d.specChanged = d.specChanged || meta.changed(d.wf)
 	labelsChanged := setPhaseLabels(d.wf)
 	labelsChanged = setPodNameFormat(d.wf) || labelsChanged
 	if d.specChanged || labelsChanged || len(res.Changed) > 0 || !sameStatus(before, &d.wf.Status) {
@@ -182,7 +190,7 @@ func (d *driver) run(l engine.Launch) (runtime.Run, error) {
 	plan, err := d.artifactPlan(l)
 	return runtime.Run{
 		ID: RunID(d.wf, l.NodeID), Namespace: d.wf.Namespace, Workflow: d.wf.Name, WorkflowUID: string(d.wf.UID),
-		NodeID: l.NodeID, PodName: l.PodName, Template: l.Template, Spec: &d.wf.Spec, IncludeResult: l.IncludeResult,
+		NodeID: l.NodeID, PodName: l.PodName, Template: l.Template, Spec: d.wf.ExecSpec(), IncludeResult: l.IncludeResult,
 		ActiveDeadline: l.ActiveDeadline, Deadline: l.Deadline, Env: l.Env, Artifacts: plan,
 	}, err
 }
@@ -362,4 +370,22 @@ func sameStatus(before, after *v1alpha1.WorkflowStatus) bool {
 	a := *after
 	a.Nodes = nil
 	return equality.Semantic.DeepEqual(before, &a)
+}
+
+// objectMeta is the labels and annotations of a workflow before its first
+// pass, when the engine sets those of spec.workflowMetadata.
+type objectMeta struct {
+	starting            bool
+	labels, annotations map[string]string
+}
+
+func startingMeta(wf *v1alpha1.Workflow) objectMeta {
+	if p := wf.Status.Phase; p != v1alpha1.WorkflowUnknown && p != v1alpha1.WorkflowPending {
+		return objectMeta{}
+	}
+	return objectMeta{starting: true, labels: maps.Clone(wf.Labels), annotations: maps.Clone(wf.Annotations)}
+}
+
+func (m objectMeta) changed(wf *v1alpha1.Workflow) bool {
+	return m.starting && (!maps.Equal(m.labels, wf.Labels) || !maps.Equal(m.annotations, wf.Annotations))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -29,22 +30,9 @@ type storeResolver struct {
 }
 
 func (r storeResolver) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) {
-	kind, ns := store.KindWorkflowTemplate, r.namespace
-	if ref.ClusterScope {
-		kind, ns = store.KindClusterWorkflowTemplate, ""
-	}
-	obj, err := r.st.Get(context.Background(), kind, ns, ref.Name)
+	spec, kind, err := r.WorkflowSpec(v1alpha1.WorkflowTemplateRef{Name: ref.Name, ClusterScope: ref.ClusterScope})
 	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", kind, ref.Name, err)
-	}
-	var spec *v1alpha1.WorkflowSpec
-	switch o := obj.(type) {
-	case *v1alpha1.WorkflowTemplate:
-		spec = &o.Spec
-	case *v1alpha1.ClusterWorkflowTemplate:
-		spec = &o.Spec
-	default:
-		return nil, fmt.Errorf("%s %q: the store returned a %T", kind, ref.Name, obj)
+		return nil, err
 	}
 	for i := range spec.Templates {
 		if spec.Templates[i].Name == ref.Template {
@@ -52,4 +40,56 @@ func (r storeResolver) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, e
 		}
 	}
 	return nil, fmt.Errorf("template %q not found in %s %q", ref.Template, kind, ref.Name)
+}
+
+// WorkflowSpec reads the spec of the (Cluster)WorkflowTemplate ref names;
+// kind says which of the two it is.
+func (r storeResolver) WorkflowSpec(ref v1alpha1.WorkflowTemplateRef) (spec *v1alpha1.WorkflowSpec, kind string, err error) {
+	k, ns := store.KindWorkflowTemplate, r.namespace
+	if ref.ClusterScope {
+		k, ns = store.KindClusterWorkflowTemplate, ""
+	}
+	obj, err := r.st.Get(context.Background(), k, ns, ref.Name)
+	if err != nil {
+		return nil, string(k), fmt.Errorf("%s %q: %w", k, ref.Name, err)
+	}
+	switch o := obj.(type) {
+	case *v1alpha1.WorkflowTemplate:
+		return &o.Spec, string(k), nil
+	case *v1alpha1.ClusterWorkflowTemplate:
+		return &o.Spec, string(k), nil
+	}
+	return nil, string(k), fmt.Errorf("%s %q: the store returned a %T", k, ref.Name, obj)
+}
+
+// specSource is a template resolver that also gives whole templates, for
+// workflowTemplateRef (storeResolver is one).
+type specSource interface {
+	WorkflowSpec(ref v1alpha1.WorkflowTemplateRef) (*v1alpha1.WorkflowSpec, string, error)
+}
+
+// storeTemplateSpec gives a workflow that names a (Cluster)WorkflowTemplate
+// and has no status.storedWorkflowTemplateSpec yet (one created straight in
+// the store, as kubectl creates it) the spec it runs, as Argo's controller
+// does on its first pass. A template that cannot be read ends the workflow
+// Error with the reason. It reports whether the workflow can go on.
+func (d *driver) storeTemplateSpec(ctx context.Context) (bool, error) {
+	wf := d.wf
+	ref := wf.Spec.WorkflowTemplateRef
+	if ref == nil || wf.Status.StoredWorkflowSpec != nil || wf.Status.Phase.Completed() {
+		return true, nil
+	}
+	src, ok := d.req.Templates.(specSource)
+	if !ok {
+		return false, d.failStart(ctx, fmt.Sprintf("workflowTemplateRef %q: no WorkflowTemplates are known here", ref.Name))
+	}
+	ts, kind, err := src.WorkflowSpec(*ref)
+	if err == nil {
+		err = spec.StoreWorkflowTemplateSpec(wf, ts, kind)
+	}
+	if err != nil {
+		return false, d.failStart(ctx, err.Error())
+	}
+	d.specChanged = true // the labels
+	return true, nil
 }

@@ -143,7 +143,7 @@ func newRun(s Snapshot, now time.Time) *run {
 	}
 	r := &run{
 		wf:       wf,
-		spec:     &wf.Spec,
+		spec:     execSpec(wf),
 		nodes:    wf.Status.Nodes,
 		now:      now.UTC(),
 		resolver: s.Templates,
@@ -161,14 +161,25 @@ func newRun(s Snapshot, now time.Time) *run {
 	}
 	r.caches = &caches{}
 	if m := s.Memo; m != nil {
-		if m.spec != &wf.Spec {
-			m.spec, m.c = &wf.Spec, caches{}
+		if m.spec != r.spec {
+			m.spec, m.c = r.spec, caches{}
 		}
 		r.caches = &m.c
 		r.memoized = true
 	}
 	r.activePods = -1
 	return r
+}
+
+// execSpec is the spec the workflow runs (v1alpha1.Workflow.ExecSpec). A
+// stored template spec follows the shutdown and suspend of the workflow's
+// own spec, where the API sets them, as Argo's controller copies them.
+func execSpec(wf *v1alpha1.Workflow) *v1alpha1.WorkflowSpec {
+	s := wf.ExecSpec()
+	if s != &wf.Spec {
+		s.Shutdown, s.Suspend = wf.Spec.Shutdown, wf.Spec.Suspend
+	}
+	return s
 }
 
 // start marks a new workflow Running and computes the values every pass
@@ -178,7 +189,8 @@ func newRun(s Snapshot, now time.Time) *run {
 func (r *run) start() bool {
 	st := &r.wf.Status
 	r.statusVar = string(st.Phase)
-	if st.Phase == v1alpha1.WorkflowUnknown || st.Phase == v1alpha1.WorkflowPending {
+	starting := st.Phase == v1alpha1.WorkflowUnknown || st.Phase == v1alpha1.WorkflowPending
+	if starting {
 		st.Phase = v1alpha1.WorkflowRunning
 	}
 	if st.StartedAt.IsZero() {
@@ -188,6 +200,12 @@ func (r *run) start() bool {
 	if err := checkGlobalParameters(r.spec.Arguments.Parameters); err != nil {
 		r.completeWorkflow(v1alpha1.WorkflowFailed, "failed to set global parameters: "+err.Error())
 		return false
+	}
+	if starting {
+		if err := r.applyWorkflowMetadata(); err != nil { // metadata.go
+			r.completeWorkflow(v1alpha1.WorkflowError, err.Error())
+			return false
+		}
 	}
 	if ads := r.spec.ActiveDeadlineSeconds; ads != nil {
 		r.deadline = st.StartedAt.Truncate(time.Second).Add(time.Duration(*ads) * time.Second).UTC()

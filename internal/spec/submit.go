@@ -86,10 +86,11 @@ func setParameter(wf *v1alpha1.Workflow, name, value string) {
 	wf.Spec.Arguments.Parameters = append(wf.Spec.Arguments.Parameters, v1alpha1.Parameter{Name: name, Value: &v})
 }
 
-// ResolveWorkflowTemplateRef fills a workflow that names a WorkflowTemplate
-// with that template's spec: the workflow's own fields win, and its
-// arguments are merged with the template's by name. The label Argo sets
-// records where the workflow came from.
+// ResolveWorkflowTemplateRef stores in wf.Status.StoredWorkflowSpec
+// (storedWorkflowTemplateSpec) the spec a workflow that names a
+// WorkflowTemplate runs: JoinWorkflowSpec of its spec over the template's.
+// The workflow's spec stays as submitted, with the reference, as in Argo;
+// the label Argo sets records where the workflow came from.
 func ResolveWorkflowTemplateRef(wf *v1alpha1.Workflow, cat *Catalog) error {
 	ref := wf.Spec.WorkflowTemplateRef
 	if ref == nil {
@@ -99,13 +100,19 @@ func ResolveWorkflowTemplateRef(wf *v1alpha1.Workflow, cat *Catalog) error {
 	if ts == nil {
 		return fmt.Errorf("%s %q not found", kind, ref.Name)
 	}
-	merged, err := mergeSpecs(ts, &wf.Spec)
+	return StoreWorkflowTemplateSpec(wf, ts, kind)
+}
+
+// StoreWorkflowTemplateSpec sets wf.Status.StoredWorkflowSpec to wf's spec
+// joined over ts, the spec of the (Cluster)WorkflowTemplate (kind) that
+// wf.Spec.WorkflowTemplateRef names, and labels wf with that template.
+func StoreWorkflowTemplateSpec(wf *v1alpha1.Workflow, ts *v1alpha1.WorkflowSpec, kind string) error {
+	ref := wf.Spec.WorkflowTemplateRef
+	joined, err := JoinWorkflowSpec(&wf.Spec, ts, nil)
 	if err != nil {
 		return fmt.Errorf("merge %s %q into the workflow: %w", kind, ref.Name, err)
 	}
-	merged.Arguments = mergeArguments(wf.Spec.Arguments, ts.Arguments)
-	merged.WorkflowTemplateRef = ref
-	wf.Spec = *merged
+	wf.Status.StoredWorkflowSpec = joined
 	if wf.Labels == nil {
 		wf.Labels = map[string]string{}
 	}
@@ -115,34 +122,4 @@ func ResolveWorkflowTemplateRef(wf *v1alpha1.Workflow, cat *Catalog) error {
 	}
 	wf.Labels[label] = ref.Name
 	return nil
-}
-
-// mergeSpecs overlays the top-level fields set in ours on theirs.
-func mergeSpecs(theirs, ours *v1alpha1.WorkflowSpec) (*v1alpha1.WorkflowSpec, error) {
-	base, err := toMap(theirs)
-	if err != nil {
-		return nil, err
-	}
-	over, err := toMap(ours)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range over {
-		base[k] = v
-	}
-	data, err := json.Marshal(base)
-	if err != nil {
-		return nil, err
-	}
-	out := &v1alpha1.WorkflowSpec{}
-	return out, json.Unmarshal(data, out)
-}
-
-func toMap(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]any{}
-	return m, json.Unmarshal(data, &m)
 }

@@ -300,7 +300,8 @@ func TestSuspend(t *testing.T) {
 	}
 }
 
-// A workflowTemplateRef is resolved into the created workflow; a missing
+// A workflowTemplateRef is resolved into the created workflow's
+// storedWorkflowTemplateSpec, its spec kept as written; a missing
 // template is a SubmissionError that a later success clears.
 func TestWorkflowTemplateRef(t *testing.T) {
 	h := newHarness(t)
@@ -329,8 +330,9 @@ spec:
 		t.Fatalf("runs = %v, status %+v", runs, h.cron("ref").Status)
 	}
 	wf := h.workflow(runs[0])
-	if wf.Spec.Entrypoint != "main" || len(wf.Spec.Templates) != 1 || wf.Labels["workflows.argoproj.io/workflow-template"] != "job" {
-		t.Fatalf("template not resolved: %+v", wf.Spec)
+	if st := wf.Status.StoredWorkflowSpec; st == nil || st.Entrypoint != "main" || len(st.Templates) != 1 ||
+		wf.Spec.WorkflowTemplateRef == nil || len(wf.Spec.Templates) != 0 || wf.Labels["workflows.argoproj.io/workflow-template"] != "job" {
+		t.Fatalf("template not resolved into storedWorkflowTemplateSpec: spec %+v, stored %+v", wf.Spec, st)
 	}
 	if cw := h.cron("ref"); len(cw.Status.Conditions) != 0 {
 		t.Fatalf("conditions after success: %+v", cw.Status.Conditions)

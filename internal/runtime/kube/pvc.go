@@ -39,12 +39,13 @@ func (e permanentError) Permanent() bool { return true }
 // idempotent: a PVC that exists and is owned by this workflow is reused
 // (a restarted controller, a retried workflow).
 func (rt *Runtime) WorkflowStarted(ctx context.Context, wf *v1alpha1.Workflow) error {
-	if len(wf.Spec.VolumeClaimTemplates) == 0 || wf.Status.Phase.Completed() {
+	claims := wf.ExecSpec().VolumeClaimTemplates
+	if len(claims) == 0 || wf.Status.Phase.Completed() {
 		return nil
 	}
 	pvcs := rt.cfg.Client.CoreV1().PersistentVolumeClaims(wf.Namespace)
-	vols := make([]apiv1.Volume, 0, len(wf.Spec.VolumeClaimTemplates))
-	for i, tmpl := range wf.Spec.VolumeClaimTemplates {
+	vols := make([]apiv1.Volume, 0, len(claims))
+	for i, tmpl := range claims {
 		if tmpl.Name == "" {
 			return permanentError{fmt.Errorf("volumeClaimTemplates[%d].metadata.name is required", i)}
 		}
@@ -98,7 +99,7 @@ func claimFor(wf *v1alpha1.Workflow, tmpl *apiv1.PersistentVolumeClaim) *apiv1.P
 // status.persistentVolumeClaims.
 func (rt *Runtime) WorkflowCompleted(ctx context.Context, wf *v1alpha1.Workflow) error {
 	var errs []error
-	if gc := wf.Spec.PodGC; gc != nil && (gc.Strategy == v1alpha1.PodGCOnWorkflowCompletion || gc.Strategy == v1alpha1.PodGCOnWorkflowSuccess) {
+	if gc := wf.ExecSpec().PodGC; gc != nil && (gc.Strategy == v1alpha1.PodGCOnWorkflowCompletion || gc.Strategy == v1alpha1.PodGCOnWorkflowSuccess) {
 		errs = append(errs, rt.collectWorkflowPods(wf))
 	}
 	errs = append(errs, rt.deleteClaims(ctx, wf))
@@ -108,7 +109,7 @@ func (rt *Runtime) WorkflowCompleted(ctx context.Context, wf *v1alpha1.Workflow)
 // deleteClaims deletes the workflow's PVCs when volumeClaimGC says so.
 func (rt *Runtime) deleteClaims(ctx context.Context, wf *v1alpha1.Workflow) error {
 	strategy := v1alpha1.VolumeClaimGCOnSuccess
-	if gc := wf.Spec.VolumeClaimGC; gc != nil && gc.Strategy != "" {
+	if gc := wf.ExecSpec().VolumeClaimGC; gc != nil && gc.Strategy != "" {
 		strategy = gc.Strategy
 	}
 	if strategy == v1alpha1.VolumeClaimGCOnSuccess && wf.Status.Phase != v1alpha1.WorkflowSucceeded {

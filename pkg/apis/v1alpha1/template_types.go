@@ -173,8 +173,8 @@ type Outputs struct {
 
 // Arguments bind values to a template's inputs (or to a workflow's globals).
 type Arguments struct {
-	Parameters []Parameter `json:"parameters,omitempty"`
-	Artifacts  Artifacts   `json:"artifacts,omitempty"`
+	Parameters []Parameter `json:"parameters,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+	Artifacts  Artifacts   `json:"artifacts,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 }
 
 // Parameter is a named string value: an input, an output or an argument.

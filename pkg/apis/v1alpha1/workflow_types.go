@@ -24,6 +24,17 @@ type Workflow struct {
 	Status WorkflowStatus `json:"status,omitempty"`
 }
 
+// ExecSpec is the spec the workflow runs. One that references a
+// (Cluster)WorkflowTemplate runs the merged spec kept in
+// status.storedWorkflowTemplateSpec once the controller has stored it; any
+// other workflow runs its own spec.
+func (wf *Workflow) ExecSpec() *WorkflowSpec {
+	if wf.Spec.WorkflowTemplateRef != nil && wf.Status.StoredWorkflowSpec != nil {
+		return wf.Status.StoredWorkflowSpec
+	}
+	return &wf.Spec
+}
+
 // WorkflowList is a list of Workflows.
 //
 // +kubebuilder:object:root=true
@@ -38,7 +49,7 @@ type WorkflowList struct {
 // ClusterWorkflowTemplate and CronWorkflow (workflowSpec) use it too.
 type WorkflowSpec struct {
 	// Templates are the templates the workflow can call by name.
-	Templates []Template `json:"templates,omitempty"`
+	Templates []Template `json:"templates,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	// Entrypoint names the template the workflow starts with.
 	Entrypoint string `json:"entrypoint,omitempty"`
 	// Arguments are the workflow's global parameters and artifacts
@@ -51,7 +62,7 @@ type WorkflowSpec struct {
 	// Executor configures the executor containers.
 	Executor *ExecutorConfig `json:"executor,omitempty"`
 	// Volumes are volumes any template may mount.
-	Volumes []apiv1.Volume `json:"volumes,omitempty"`
+	Volumes []apiv1.Volume `json:"volumes,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	// VolumeClaimTemplates are PVCs created when the workflow starts and
 	// deleted according to VolumeClaimGC.
 	VolumeClaimTemplates []apiv1.PersistentVolumeClaim `json:"volumeClaimTemplates,omitempty"`
@@ -69,7 +80,7 @@ type WorkflowSpec struct {
 	// Tolerations apply to every pod.
 	Tolerations []apiv1.Toleration `json:"tolerations,omitempty"`
 	// ImagePullSecrets are added to every pod.
-	ImagePullSecrets []apiv1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	ImagePullSecrets []apiv1.LocalObjectReference `json:"imagePullSecrets,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 	// HostNetwork requests host networking for every pod.
 	HostNetwork *bool `json:"hostNetwork,omitempty"`
 	// DNSPolicy is the pods' DNS policy.
@@ -94,7 +105,7 @@ type WorkflowSpec struct {
 	// PodPriorityClassName is the pods' priority class.
 	PodPriorityClassName string `json:"podPriorityClassName,omitempty"`
 	// HostAliases are added to every pod's /etc/hosts.
-	HostAliases []apiv1.HostAlias `json:"hostAliases,omitempty"`
+	HostAliases []apiv1.HostAlias `json:"hostAliases,omitempty" patchStrategy:"merge" patchMergeKey:"ip"`
 	// SecurityContext is the pods' security context.
 	SecurityContext *apiv1.PodSecurityContext `json:"securityContext,omitempty"`
 	// PodSpecPatch is a JSON or YAML strategic merge patch applied to every pod spec.
