@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/braidwf/braid/internal/engine"
@@ -50,6 +51,9 @@ func (r storeResolver) WorkflowSpec(ref v1alpha1.WorkflowTemplateRef) (spec *v1a
 		k, ns = store.KindClusterWorkflowTemplate, ""
 	}
 	obj, err := r.st.Get(context.Background(), k, ns, ref.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, string(k), fmt.Errorf("%s %q not found", k, ref.Name)
+	}
 	if err != nil {
 		return nil, string(k), fmt.Errorf("%s %q: %w", k, ref.Name, err)
 	}
