@@ -41,7 +41,8 @@ func CronRunName(cronName string, scheduled time.Time) string {
 // WorkflowFromCron builds the workflow cw creates for the scheduled time:
 // named CronRunName, in cw's namespace, with the cron-workflow label, the
 // scheduled-time annotation, the creator labels of cw and the labels and
-// annotations of spec.workflowMetadata, and a copy of spec.workflowSpec.
+// annotations of spec.workflowMetadata, cw as its controlling owner (so
+// that deleting cw deletes it), and a copy of spec.workflowSpec.
 // A workflowTemplateRef is left for the caller to resolve.
 func WorkflowFromCron(cw *v1alpha1.CronWorkflow, scheduled time.Time) *v1alpha1.Workflow {
 	wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{
@@ -66,6 +67,9 @@ func WorkflowFromCron(cw *v1alpha1.CronWorkflow, scheduled time.Time) *v1alpha1.
 	}
 	wf.Labels[LabelCronWorkflow] = cw.Name
 	wf.Annotations[AnnotationScheduledTime] = scheduled.Format(time.RFC3339)
+	if cw.UID != "" {
+		wf.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cw, v1alpha1.SchemeGroupVersion.WithKind("CronWorkflow"))}
+	}
 	wf.Spec = *cw.Spec.WorkflowSpec.DeepCopy()
 	return wf
 }

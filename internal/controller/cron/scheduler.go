@@ -10,6 +10,7 @@ import (
 	"time"
 
 	robfig "github.com/robfig/cron/v3"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
@@ -219,12 +220,14 @@ func (s *Scheduler) resync(ctx context.Context) error {
 		return fmt.Errorf("list cron workflows: %w", err)
 	}
 	seen := map[string]bool{}
+	uids := map[types.UID]bool{}
 	for _, o := range objs {
 		cw, ok := o.(*v1alpha1.CronWorkflow)
 		if !ok {
 			continue
 		}
 		seen[key(cw.Namespace, cw.Name)] = true
+		uids[cw.UID] = true
 		s.upsert(ctx, cw)
 	}
 	for k := range s.entries {
@@ -232,6 +235,9 @@ func (s *Scheduler) resync(ctx context.Context) error {
 			delete(s.entries, k)
 		}
 	}
+	// CronWorkflows deleted while no scheduler watched leave their
+	// workflows behind: delete them now.
+	s.deleteOwned(ctx, "", func(uid types.UID) bool { return !uids[uid] })
 	return nil
 }
 
@@ -243,6 +249,7 @@ func (s *Scheduler) cronEvent(ctx context.Context, ev store.Event) {
 	}
 	if ev.Type == store.Deleted {
 		delete(s.entries, key(cw.Namespace, cw.Name))
+		s.deleteOwned(ctx, cw.Namespace, func(uid types.UID) bool { return uid == cw.UID }) // owned.go
 		return
 	}
 	s.upsert(ctx, cw)

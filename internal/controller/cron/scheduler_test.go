@@ -363,3 +363,45 @@ func TestDeletes(t *testing.T) {
 		t.Fatalf("deleted cron ran: %v", got)
 	}
 }
+
+// A cron's workflows name it as their controlling owner. Deleting the cron
+// deletes them, the active one included, and leaves other crons' alone;
+// a cron deleted while no scheduler ran has its workflows deleted when
+// one starts.
+func TestDeleteCascades(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	for _, name := range []string{"gone", "kept", "later"} {
+		h.createCron(cronYAML(name, `  schedules: ["* * * * *"]`))
+	}
+	h.advance(30 * time.Second)
+	h.finish(runName("gone", 10, 1), v1alpha1.WorkflowSucceeded)
+	h.advance(time.Minute) // gone's 10:02 run is active
+	wf := h.workflow(runName("gone", 10, 2))
+	if len(wf.OwnerReferences) != 1 || wf.OwnerReferences[0].Kind != "CronWorkflow" ||
+		wf.OwnerReferences[0].UID != h.cron("gone").UID || !*wf.OwnerReferences[0].Controller {
+		t.Fatalf("owner references %+v", wf.OwnerReferences)
+	}
+	ctx := context.Background()
+	if err := h.st.Delete(ctx, "CronWorkflow", "default", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	h.sync()
+	if got := h.runs("gone"); len(got) != 0 {
+		t.Fatalf("workflows of the deleted cron: %v", got)
+	}
+	if got := h.runs("kept"); len(got) != 2 {
+		t.Fatalf("another cron's workflows: %v", got)
+	}
+	h.stop()
+	if err := h.st.Delete(ctx, "CronWorkflow", "default", "later"); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	if got := h.runs("later"); len(got) != 0 {
+		t.Fatalf("workflows of a cron deleted while stopped: %v", got)
+	}
+	if got := h.runs("kept"); len(got) != 2 {
+		t.Fatalf("another cron's workflows after the restart: %v", got)
+	}
+}
