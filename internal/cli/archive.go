@@ -79,7 +79,7 @@ func archivedUID(ctx context.Context, sess *session, idOrName string) (string, e
 		return idOrName, nil
 	}
 	wfs, err := listArchived(ctx, sess, &workflowarchive.ListArchivedWorkflowsRequest{
-		Namespace: sess.namespace, NamePrefix: idOrName, NameFilter: "Exact", ListOptions: &workflow.ListOptions{}})
+		Namespace: sess.namespace, NameFilter: "Exact", ListOptions: &workflow.ListOptions{FieldSelector: "metadata.name=" + idOrName}})
 	if err != nil {
 		return "", err
 	}

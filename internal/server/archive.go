@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -115,18 +116,33 @@ func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqli
 		if r == "" {
 			continue
 		}
+		if after, before := strings.HasPrefix(r, "spec.startedAt>"), strings.HasPrefix(r, "spec.startedAt<"); after || before {
+			t, err := time.Parse(time.RFC3339, r[len("spec.startedAt>"):])
+			if err != nil {
+				return opts, false, status.Errorf(codes.InvalidArgument, "unsupported requirement %s: %v", r, err)
+			}
+			if after {
+				opts.CreatedAfter = t
+			} else {
+				opts.CreatedBefore = t
+			}
+			continue
+		}
 		k, v, ok := strings.Cut(r, "=")
-		k, v = strings.TrimSpace(k), strings.TrimPrefix(strings.TrimSpace(v), "=")
+		not := strings.HasSuffix(k, "!")
+		k, v = strings.TrimSuffix(strings.TrimSpace(k), "!"), strings.TrimPrefix(strings.TrimSpace(v), "=")
 		switch {
+		case ok && k == "metadata.name" && not:
+			opts.Name, opts.NameFilter = v, sqlite.NameNotEquals
 		case ok && k == "metadata.name":
 			opts.Name = v
-		case ok && k == "metadata.namespace":
+		case ok && k == "metadata.namespace" && !not:
 			opts.Namespace = v
 		case ok && k == "ext.showRemainingItemCount":
 			showRemaining = v == "true"
 		default:
 			return opts, false, status.Errorf(codes.InvalidArgument,
-				"listOptions.fieldSelector %q: supported are metadata.name=, metadata.namespace= and ext.showRemainingItemCount=", r)
+				"listOptions.fieldSelector %q: supported are metadata.name=, metadata.name!=, metadata.namespace=, spec.startedAt>, spec.startedAt< and ext.showRemainingItemCount=", r)
 		}
 	}
 	return opts, showRemaining, nil

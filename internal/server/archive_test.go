@@ -90,6 +90,9 @@ func TestArchiveREST(t *testing.T) {
 		{"?namespace=argo&nameFilter=NotEquals&listOptions.fieldSelector=metadata.name%3Dtest-a", "build-b build-a", "", -1},
 		{"?listOptions.limit=1&listOptions.fieldSelector=ext.showRemainingItemCount%3Dtrue", "build-a", "1", 3},
 		{"?listOptions.labelSelector=app%3Dnone", "", "", -1},
+		{"?listOptions.fieldSelector=spec.startedAt%3E2026-11-30T09:02:00Z", "build-a test-a", "", -1},
+		{"?listOptions.fieldSelector=spec.startedAt%3E2026-11-30T09:01:00Z,spec.startedAt%3C2026-11-30T09:04:00Z", "test-a build-b", "", -1},
+		{"?namespace=argo&listOptions.fieldSelector=metadata.name!%3Dtest-a", "build-b build-a", "", -1},
 	}
 	for _, tc := range lists {
 		res := do(t, "GET", base+"/archived-workflows"+tc.query, "")
@@ -121,6 +124,7 @@ func TestArchiveREST(t *testing.T) {
 		{"GET", "/archived-workflows?listOptions.labelSelector=a+in+in", 400, codes.InvalidArgument, "label selector"},
 		{"GET", "/archived-workflows?nameFilter=Regex&listOptions.fieldSelector=metadata.name%3Dx", 400, codes.InvalidArgument, "name filter"},
 		{"GET", "/archived-workflows?listOptions.fieldSelector=status.phase%3DFailed", 400, codes.InvalidArgument, "fieldSelector"},
+		{"GET", "/archived-workflows?listOptions.fieldSelector=spec.startedAt%3Eyesterday", 400, codes.InvalidArgument, "unsupported requirement spec.startedAt>yesterday"},
 		{"GET", "/archived-workflows/nope", 404, codes.NotFound, `archived workflow "nope" not found`},
 		{"GET", "/archived-workflows/uid-argo-test-a?namespace=other", 404, codes.NotFound, "not found"},
 		{"GET", "/archived-workflows/uid-argo-test-a?name=build-a", 404, codes.NotFound, "not found"},

@@ -26,8 +26,9 @@ type ArchiveListOptions struct {
 	NameFilter NameFilter
 	// LabelSelector is a Kubernetes label selector.
 	LabelSelector string
-	// CreatedAfter keeps workflows created strictly after it (to the second).
-	CreatedAfter time.Time
+	// CreatedAfter and CreatedBefore keep workflows created strictly after
+	// and before them (to the second).
+	CreatedAfter, CreatedBefore time.Time
 	// FinishedBefore keeps finished workflows that finished strictly
 	// before it (to the second).
 	FinishedBefore time.Time

@@ -159,6 +159,7 @@ func TestArchiveList(t *testing.T) {
 		{"contains is not a pattern", store.ArchiveListOptions{Name: "_", NameFilter: store.NameContains}, nil, false},
 		{"not equals name", store.ArchiveListOptions{Name: "build-1", NameFilter: store.NameNotEquals}, []string{"deploy-1", "test-1", "build-2", "queued-1"}, false},
 		{"created after", store.ArchiveListOptions{CreatedAfter: at(3)}, []string{"build-1", "deploy-1"}, false},
+		{"created before", store.ArchiveListOptions{CreatedBefore: at(3)}, []string{"build-2", "build-1", "queued-1"}, false},
 		{"created after, to the second", store.ArchiveListOptions{CreatedAfter: at(3).Add(500 * time.Millisecond)}, []string{"build-1", "deploy-1"}, false},
 		{"finished before", store.ArchiveListOptions{FinishedBefore: at(4)}, []string{"build-2", "build-1"}, false},
 		{"first page", store.ArchiveListOptions{Limit: 2}, []string{"build-1", "deploy-1"}, true},

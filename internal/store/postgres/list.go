@@ -131,6 +131,9 @@ func archiveWhere(q *sqlArgs, opts store.ArchiveListOptions) (string, error) {
 	if t := seconds(opts.CreatedAfter); t != nil {
 		conds = append(conds, "a.created_at > "+q.arg(*t))
 	}
+	if t := seconds(opts.CreatedBefore); t != nil {
+		conds = append(conds, "a.created_at < "+q.arg(*t))
+	}
 	if t := seconds(opts.FinishedBefore); t != nil {
 		conds = append(conds, "a.finished_at < "+q.arg(*t))
 	}

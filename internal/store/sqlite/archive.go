@@ -420,6 +420,9 @@ func archiveFilter(opts ArchiveListOptions) (*filter, error) {
 	if !opts.CreatedAfter.IsZero() {
 		f.add("a.created_at > ?", opts.CreatedAfter.Unix())
 	}
+	if !opts.CreatedBefore.IsZero() {
+		f.add("a.created_at < ?", opts.CreatedBefore.Unix())
+	}
 	if !opts.FinishedBefore.IsZero() {
 		f.add("a.finished_at < ?", opts.FinishedBefore.Unix())
 	}

@@ -148,6 +148,7 @@ func TestArchiveList(t *testing.T) {
 		{"contains", ArchiveListOptions{Name: "-1", NameFilter: NameContains, Namespace: "argo"}, []string{"deploy-1", "test-1", "build-1"}, false},
 		{"not equals name", ArchiveListOptions{Name: "build-1", NameFilter: NameNotEquals}, []string{"deploy-1", "test-1", "build-2"}, false},
 		{"created after", ArchiveListOptions{CreatedAfter: at(3)}, []string{"build-1", "deploy-1"}, false},
+		{"created before", ArchiveListOptions{CreatedBefore: at(3)}, []string{"build-2", "build-1"}, false},
 		{"finished before", ArchiveListOptions{FinishedBefore: at(4)}, []string{"build-2", "build-1"}, false},
 		{"first page", ArchiveListOptions{Limit: 2}, []string{"build-1", "deploy-1"}, true},
 		{"second page", ArchiveListOptions{Limit: 2, Offset: 2}, []string{"test-1", "build-2"}, true},
