@@ -28,6 +28,7 @@ import (
 // the controller, all under one data directory.
 type embedded struct {
 	cfg     *config.Config
+	live    *config.Live // the semaphore limits, which braid server reads again when the file changes
 	store   *sqlite.Store
 	rt      *local.Runtime
 	ctl     *controller.Controller
@@ -68,14 +69,15 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())
 	}
+	live := config.NewLive(cfg)
 	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers,
 		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st,
-		Admission: controller.Admission{ConfigMapValue: cfg.ConfigMapValue, DatabaseLimits: cfg.Synchronization.Limits,
+		Admission: controller.Admission{ConfigMapValue: live.ConfigMapValue, DatabaseLimit: live.DatabaseLimit,
 			Parallelism: cfg.Parallelism, NamespaceParallelism: cfg.NamespaceParallelism}})
 	if err != nil {
 		return nil, errors.Join(err, rt.Close(), st.Close())
 	}
-	return &embedded{cfg: cfg, store: st, rt: rt, ctl: ctl, drivers: drivers}, nil
+	return &embedded{cfg: cfg, live: live, store: st, rt: rt, ctl: ctl, drivers: drivers}, nil
 }
 
 func (e *embedded) run(ctx context.Context, wf *v1alpha1.Workflow, templates engine.TemplateResolver,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"time"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,9 @@ import (
 	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/server"
 )
+
+// configPoll is how often braid server looks for a change of its config file.
+const configPoll = 2 * time.Second
 
 type serverFlags struct {
 	port       int
@@ -131,6 +135,8 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 	}
 	cdone := make(chan error, 1)
 	go func() { cdone <- sched.Run(mctx) }()
+	// Semaphore limits follow the config file, as Argo's follow its ConfigMaps.
+	go e.live.Watch(mctx, configPoll, log, func(*config.Config) { e.ctl.LimitsChanged() })
 	serr := srv.Serve(ctx, l)
 	cancel()
 	return errors.Join(serr, <-mdone, <-cdone, e.Close())

@@ -20,6 +20,11 @@ const EnvHome = "BRAID_HOME"
 type Config struct {
 	// DataDir holds the embedded store, the step logs and the artifacts.
 	DataDir string `json:"-"`
+	// File is the file the config was read from ("" when there was none:
+	// the default file does not exist).
+	File string `json:"-"`
+	// sources are what Load was given, for Live to load again.
+	sources Sources
 	// Images extends the built-in image table: what an image's entrypoint
 	// is, for steps whose container has no command, and the commands it
 	// supplies that the host lacks.
@@ -133,6 +138,10 @@ func Load(src Sources) (*Config, error) {
 	}
 	cfg.DataDir = abs
 	cfg.getenv = src.Getenv
+	cfg.sources = src
+	if err == nil {
+		cfg.File = file
+	}
 	return cfg, nil
 }
 

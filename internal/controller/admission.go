@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
@@ -19,8 +20,9 @@ type Admission struct {
 	// ConfigMapValue resolves the ConfigMap key of a semaphore's limit
 	// (config.Config.ConfigMapValue); nil resolves nothing.
 	ConfigMapValue func(namespace, name, key string) (string, bool)
-	// DatabaseLimits maps "namespace/key" to a database semaphore's limit.
-	DatabaseLimits map[string]int
+	// DatabaseLimit gives the limit of the database semaphore
+	// "namespace/key"; nil knows none.
+	DatabaseLimit func(key string) (int, bool)
 	// Parallelism and NamespaceParallelism bound the workflows that run at
 	// once, in all and per namespace; 0 bounds nothing.
 	Parallelism, NamespaceParallelism int
@@ -42,10 +44,20 @@ type admission struct {
 
 func newAdmission(a Admission) *admission {
 	ad := &admission{wakers: map[string]chan struct{}{}}
-	ad.locks = synclock.New(synclock.Config{ConfigMapValue: a.ConfigMapValue, DatabaseLimits: a.DatabaseLimits, Notify: ad.wake})
+	ad.locks = synclock.New(synclock.Config{ConfigMapValue: a.ConfigMapValue, DatabaseLimit: a.DatabaseLimit, Notify: ad.wake})
 	ad.throttle = synclock.NewThrottler(a.Parallelism, a.NamespaceParallelism, ad.wake)
 	return ad
 }
+
+// LimitsChanged tells the controller that semaphore limits may have
+// changed (a new config): the workflows and nodes waiting for a lock that
+// now has room try again. The Manager also does this every
+// limitsRecheck, for limits read from elsewhere (ConfigMaps in a cluster).
+func (c *Controller) LimitsChanged() { c.adm.locks.LimitsChanged() }
+
+// limitsRecheck is how often a Manager looks again at the limits of the
+// locks that have waiters.
+const limitsRecheck = 10 * time.Second
 
 // wake tells the driver of a workflow, if any, to look again.
 func (a *admission) wake(key string) {

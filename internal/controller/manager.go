@@ -105,8 +105,9 @@ func (c *Controller) NewManager(st WatchStore, templates Templates) (*Manager, e
 func (m *Manager) Run(ctx context.Context) error {
 	m.restoreAdmission(ctx)
 	go m.dispatch(ctx)
-	m.wg.Add(1)
+	m.wg.Add(2)
 	go func() { defer m.wg.Done(); m.gc.run(ctx) }()
+	go func() { defer m.wg.Done(); m.recheckLimits(ctx) }()
 	archived := make(chan struct{})
 	go func() { m.archiver(); close(archived) }()
 	defer func() {
@@ -372,4 +373,19 @@ func (d *driver) reload(ctx context.Context) error {
 	d.wf = wf
 	d.req.h.wrote(wf.ResourceVersion)
 	return nil
+}
+
+// recheckLimits wakes, every limitsRecheck, the lock waiters that a
+// changed limit lets in.
+func (m *Manager) recheckLimits(ctx context.Context) {
+	t := time.NewTicker(limitsRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			m.c.LimitsChanged()
+		}
+	}
 }

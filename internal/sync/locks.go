@@ -16,9 +16,9 @@ type Config struct {
 	// ConfigMapValue resolves a ConfigMap key (a semaphore's
 	// configMapKeyRef); nil resolves nothing.
 	ConfigMapValue func(namespace, name, key string) (string, bool)
-	// DatabaseLimits maps "namespace/key" to the limit of a database
-	// semaphore.
-	DatabaseLimits map[string]int
+	// DatabaseLimit gives the limit of the database semaphore
+	// "namespace/key"; nil knows none.
+	DatabaseLimit func(key string) (int, bool)
 	// Notify is called with a workflow key ("namespace/name") whose waiter
 	// may now get its lock. It is called without the Manager's lock held;
 	// nil tells no one.
@@ -193,6 +193,18 @@ func (m *Manager) turns(l *lock) []string {
 		out = append(out, WorkflowKey(w.holder))
 	}
 	return out
+}
+
+// LimitsChanged wakes the waiters that fit in their lock's free places
+// now: call it when the limits may have changed (a new config).
+func (m *Manager) LimitsChanged() {
+	m.mu.Lock()
+	var wake []string
+	for _, l := range m.locks {
+		wake = append(wake, m.turns(l)...)
+	}
+	m.mu.Unlock()
+	m.notify(wake)
 }
 
 func (m *Manager) notify(keys []string) {

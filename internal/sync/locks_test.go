@@ -43,8 +43,8 @@ func newManager(n *notes) *Manager {
 			v, ok := map[string]string{"my-config/workflow": "1", "my-config/template": "2", "my-config/bad": "x"}[name+"/"+key]
 			return v, ok
 		},
-		DatabaseLimits: map[string]int{"default/db": 2},
-		Notify:         n.add,
+		DatabaseLimit: func(key string) (int, bool) { n, ok := map[string]int{"default/db": 2}[key]; return n, ok },
+		Notify:        n.add,
 	})
 }
 
@@ -255,5 +255,43 @@ func TestWorkflowKey(t *testing.T) {
 		if got := WorkflowKey(in); got != want {
 			t.Errorf("WorkflowKey(%q) = %q", in, got)
 		}
+	}
+}
+
+// A limit raised in the config lets waiters in once LimitsChanged is
+// called; a semaphore whose key appears lets its waiter in too.
+func TestLimitsChanged(t *testing.T) {
+	var n notes
+	limits := map[string]string{"template": "1"}
+	m := New(Config{
+		ConfigMapValue: func(_, _, key string) (string, bool) { v, ok := limits[key]; return v, ok },
+		Notify:         n.add,
+	})
+	s := syncOf(t, `semaphores: [{configMapKeyRef: {name: my-config, key: template}}]`)
+	missing := syncOf(t, `semaphores: [{configMapKeyRef: {name: my-config, key: late}}]`)
+	if ok, _, _ := m.TryAcquire("default/a/x", "default", s, 0, t0); !ok {
+		t.Fatal("first refused")
+	}
+	for _, h := range []string{"default/b/x", "default/c/x"} {
+		if ok, _, _ := m.TryAcquire(h, "default", s, 0, t0); ok {
+			t.Fatalf("%s got a full semaphore", h)
+		}
+	}
+	if ok, _, msg := m.TryAcquire("default/d/x", "default", missing, 0, t0); ok || !strings.Contains(msg, "has no key late") {
+		t.Fatalf("missing key: %v %q", ok, msg)
+	}
+	m.LimitsChanged()
+	if got := n.take(); len(got) != 0 {
+		t.Fatalf("nothing changed, yet notified %q", got)
+	}
+	limits["template"], limits["late"] = "2", "1"
+	m.LimitsChanged()
+	got := n.take()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"default/b", "default/d"}) {
+		t.Fatalf("notified %q, want the first waiter and the one whose key appeared", got)
+	}
+	if ok, _, msg := m.TryAcquire("default/d/x", "default", missing, 0, t0); !ok {
+		t.Fatalf("after the key appeared: %s", msg)
 	}
 }

@@ -164,7 +164,10 @@ func (m *Manager) limit(r ref) (int, error) {
 		}
 		return positive(n, r)
 	case kindDatabase:
-		n, ok := m.cfg.DatabaseLimits[r.ns+"/"+r.name]
+		n, ok := 0, false
+		if m.cfg.DatabaseLimit != nil {
+			n, ok = m.cfg.DatabaseLimit(r.ns + "/" + r.name)
+		}
 		if !ok {
 			return 0, fmt.Errorf("failed to get semaphore limit: no database limit for %s/%s (synchronization.limits in the config)", r.ns, r.name)
 		}
