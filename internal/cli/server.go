@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"time"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
