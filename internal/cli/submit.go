@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
@@ -34,6 +35,7 @@ type submitFlags struct {
 	serverDryRun   bool
 	priority       int32
 	strict         bool
+	scheduledTime  string
 }
 
 func newSubmitCommand(s streams, g *globalFlags) *cobra.Command {
@@ -73,6 +75,7 @@ directory and runs when ` + "`braid server`" + ` starts there.`,
 	fs.BoolVar(&f.serverDryRun, "server-dry-run", false, "have the server check the workflow without creating it")
 	fs.Int32Var(&f.priority, "priority", 0, "workflow priority")
 	fs.BoolVar(&f.strict, "strict", true, "reject unknown fields and duplicate keys in the files")
+	fs.StringVar(&f.scheduledTime, "scheduled-time", "", "override the workflow's scheduledTime ({{workflow.scheduledTime}}), an RFC 3339 time, e.g. for a backfill")
 	return cmd
 }
 
@@ -88,6 +91,11 @@ func (f submitFlags) check(args []string) error {
 	}
 	if f.watch && f.wait {
 		return errors.New("--wait and --watch cannot be combined")
+	}
+	if f.scheduledTime != "" {
+		if _, err := time.Parse(time.RFC3339, f.scheduledTime); err != nil {
+			return fmt.Errorf("--scheduled-time %q is not an RFC 3339 time such as 2026-05-19T02:00:00Z", f.scheduledTime)
+		}
 	}
 	return nil
 }
@@ -145,6 +153,12 @@ func submitFiles(ctx context.Context, s streams, sess *session, f submitFlags, p
 		if priority {
 			p := f.priority
 			wf.Spec.Priority = &p
+		}
+		if f.scheduledTime != "" {
+			if wf.Annotations == nil {
+				wf.Annotations = map[string]string{}
+			}
+			wf.Annotations[spec.AnnotationScheduledTime] = f.scheduledTime
 		}
 		body, err := apiclient.ToStruct(wf)
 		if err != nil {
@@ -217,6 +231,9 @@ func submitFrom(ctx context.Context, sess *session, f submitFlags, priority bool
 		Name: f.name, GenerateName: f.generateName, EntryPoint: f.entrypoint,
 		Parameters: append(params, f.parameters...), ServiceAccount: f.serviceAccount,
 		DryRun: f.dryRun, ServerDryRun: f.serverDryRun, Labels: f.labels,
+	}
+	if f.scheduledTime != "" {
+		opts.Annotations = spec.AnnotationScheduledTime + "=" + f.scheduledTime
 	}
 	if priority {
 		p := f.priority

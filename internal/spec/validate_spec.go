@@ -256,8 +256,10 @@ func (v *specValidator) buildGlobalScope() {
 	if v.spec.Priority != nil {
 		g.add("workflow.priority")
 	}
-	if v.path != "spec" || v.meta.Annotations["workflows.argoproj.io/scheduled-time"] != "" {
-		g.add("workflow.scheduledTime") // a CronWorkflow's spec, or a workflow it created
+	if v.path != "spec" || v.kind == kindTemplate || v.meta.Annotations["workflows.argoproj.io/scheduled-time"] != "" {
+		// A CronWorkflow's spec, a workflow it created or given
+		// --scheduled-time, or a template a CronWorkflow may run.
+		g.add("workflow.scheduledTime")
 	}
 	g.hints["workflow.parameters"] = "declare it in spec.arguments.parameters"
 	g.hints["workflow.outputs"] = "no template exports that globalName"

@@ -62,6 +62,13 @@ func TestValidateRejects(t *testing.T) {
 		yaml string
 		want string // a part of the message, with its field path
 	}{
+		{"workflow.scheduledTime outside a cron", `apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: w}
+spec:
+  entrypoint: main
+  templates: [{name: main, container: {image: busybox, command: [echo, "{{workflow.scheduledTime}}"]}}]
+`, "failed to resolve {{workflow.scheduledTime}}"},
 		{"entrypoint missing", strings.Replace(wf("", echo), "  entrypoint: main\n", "", 1),
 			"spec.entrypoint: spec.entrypoint is required"},
 		{"entrypoint not found", wf("", echo), `spec.entrypoint: entrypoint template "main" not found`},
@@ -336,6 +343,13 @@ spec:
 
 func TestValidateAccepts(t *testing.T) {
 	tests := []struct{ name, yaml string }{
+		{"a template may use workflow.scheduledTime", `apiVersion: argoproj.io/v1alpha1
+kind: WorkflowTemplate
+metadata: {name: t}
+spec:
+  entrypoint: main
+  templates: [{name: main, container: {image: busybox, command: [echo, "{{workflow.scheduledTime}}"]}}]
+`},
 		{"steps outputs of earlier group and loops", wf(`  arguments:
     parameters: [{name: who, value: world}]
 `, `  - name: main

@@ -309,3 +309,29 @@ spec:
 		t.Fatalf("succeeded runs kept (history limit 3): %q", r.out)
 	}
 }
+
+// `braid submit --scheduled-time` sets {{workflow.scheduledTime}}, for a
+// file and for --from; a time that is not RFC 3339 is refused.
+func TestSubmitScheduledTime(t *testing.T) {
+	dir := t.TempDir()
+	srv := startBraidServer(t, filepath.Join(dir, "home"))
+	env := []string{"ARGO_SERVER=" + srv.addr}
+	const body = `
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: busybox, command: [sh, -c, 'echo "at {{workflow.scheduledTime}}"']}
+`
+	file, tmpl := filepath.Join(dir, "wf.yaml"), filepath.Join(dir, "tmpl.yaml")
+	writeFile(t, file, "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: when}\nspec:"+body)
+	writeFile(t, tmpl, "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\nmetadata: {name: when-tmpl}\nspec:"+body)
+	expect(t, env, 0, "", "submit", file, "--scheduled-time", "2026-05-19T02:00:00Z", "--wait")
+	expect(t, env, 0, "at 2026-05-19T02:00:00Z", "logs", "when")
+	expect(t, env, 0, "", "template", "create", tmpl)
+	expect(t, env, 0, "", "submit", "--from", "workflowtemplate/when-tmpl", "--name", "when-2", "--scheduled-time", "2026-05-20T02:00:00Z", "--wait")
+	expect(t, env, 0, "at 2026-05-20T02:00:00Z", "logs", "when-2")
+	r := braidCLI(t, env, "submit", file, "--scheduled-time", "tomorrow")
+	if r.code == 0 || !strings.Contains(r.err, `--scheduled-time "tomorrow" is not an RFC 3339 time`) {
+		t.Fatalf("a bad time: exit %d\n%s", r.code, r.err)
+	}
+}
