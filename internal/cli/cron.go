@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -82,6 +83,14 @@ func newCronCreateCommand(s streams, g *globalFlags) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVarP(&f.output, "output", "o", "", "accepted for argo compatibility: create always prints the details")
 	fs.StringVar(&f.schedule, "schedule", "", "override the cron workflow's schedule")
+	fs.StringVar(&f.instanceID, "instanceid", "", "accepted for argo compatibility; braid has one controller")
+	f.register(fs)
+	return cmd
+}
+
+// register adds the flags that change the cron workflows of the files,
+// which create and update share.
+func (f *cronCreateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.name, "name", "", "override metadata.name")
 	fs.StringVar(&f.generateName, "generate-name", "", "override metadata.generateName")
 	fs.StringVar(&f.entrypoint, "entrypoint", "", "override spec.workflowSpec.entrypoint")
@@ -89,9 +98,7 @@ func newCronCreateCommand(s streams, g *globalFlags) *cobra.Command {
 	fs.StringVarP(&f.parameterFile, "parameter-file", "f", "", "a YAML or JSON file of input parameters")
 	fs.StringVarP(&f.labels, "labels", "l", "", "comma separated labels for the submitted workflows: key1=val1,key2=val2")
 	fs.StringVar(&f.serviceAccount, "serviceaccount", "", "run all pods of the workflows with this service account")
-	fs.StringVar(&f.instanceID, "instanceid", "", "accepted for argo compatibility; braid has one controller")
 	fs.BoolVar(&f.strict, "strict", true, "perform strict validation")
-	return cmd
 }
 
 // apply changes cw as the create flags say: the schedule, then the submit
@@ -415,19 +422,25 @@ func newCronSuspendCommand(s streams, g *globalFlags, suspend bool) *cobra.Comma
 }
 
 func newCronUpdateCommand(s streams, g *globalFlags) *cobra.Command {
-	var output string
-	strict := true
+	var f cronCreateFlags
 	cmd := &cobra.Command{
 		Use:   "update FILE1 FILE2...",
 		Short: "update cron workflows",
-		Args:  cobra.MinimumNArgs(1),
+		Example: `  braid cron update cron.yaml
+  braid cron update cron.yaml -p message=hello --entrypoint other`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "name", "json", "yaml", "wide"); err != nil {
+			if err := checkOutput(f.output, "name", "json", "yaml", "wide"); err != nil {
 				return err
 			}
-			cws, err := loadKind[*v1alpha1.CronWorkflow](s, args, strict, "CronWorkflow")
+			cws, err := loadKind[*v1alpha1.CronWorkflow](s, args, f.strict, "CronWorkflow")
 			if err != nil {
 				return err
+			}
+			for _, cw := range cws {
+				if err := f.apply(cw); err != nil {
+					return err
+				}
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
 				for _, cw := range cws {
@@ -435,7 +448,7 @@ func newCronUpdateCommand(s streams, g *globalFlags) *cobra.Command {
 					if err != nil {
 						return fmt.Errorf("failed to update cron workflow: %w", err)
 					}
-					if err := printCronAnswer(s, res, output); err != nil {
+					if err := printCronAnswer(s, res, f.output); err != nil {
 						return err
 					}
 				}
@@ -443,8 +456,8 @@ func newCronUpdateCommand(s streams, g *globalFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: name, json, yaml or wide")
-	cmd.Flags().BoolVar(&strict, "strict", true, "perform strict validation")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: name, json, yaml or wide")
+	f.register(cmd.Flags())
 	return cmd
 }
 

@@ -222,6 +222,13 @@ func checkCron(t *testing.T, env []string, dir string) {
 		t.Fatalf("suspended cron list row %q", f)
 	}
 	expect(t, env, 0, "Suspended:                     true\n", "cron", "get", "yearly")
+	// update takes create's flags: the parameter and service account change.
+	r = expect(t, env, 0, "", "cron", "update", file, "-p", "x=2", "--serviceaccount", "robot", "-o", "yaml")
+	for _, want := range []string{"serviceAccountName: robot", "value: \"2\""} {
+		if !strings.Contains(r.out, want) {
+			t.Fatalf("cron update -p x=2 --serviceaccount robot lacks %q:\n%s", want, r.out)
+		}
+	}
 	expect(t, env, 0, "CronWorkflow 'yearly' resumed\n", "cron", "resume", "yearly")
 	expect(t, env, 0, "suspend: false", "cron", "get", "yearly", "-o", "yaml")
 	expect(t, env, 0, "✔ no linting errors found!", "cron", "lint", file)
