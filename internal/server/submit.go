@@ -13,6 +13,7 @@ import (
 
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -63,6 +64,9 @@ func (s *workflowServer) SubmitWorkflow(ctx context.Context, req *workflow.Workf
 		return nil, err
 	}
 	o := req.GetSubmitOptions()
+	if o.GetServerDryRun() && wf.Name == "" {
+		wf.Name = sqlite.GenerateName(wf.GenerateName) // as the store would name it
+	}
 	if o.GetDryRun() || o.GetServerDryRun() {
 		return toStruct(wf)
 	}

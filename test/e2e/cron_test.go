@@ -311,7 +311,8 @@ spec:
 }
 
 // `braid submit --scheduled-time` sets {{workflow.scheduledTime}}, for a
-// file and for --from; a time that is not RFC 3339 is refused.
+// file and for --from; a time that is not RFC 3339 is refused. A server
+// dry run of --from gives the name the workflow would get.
 func TestSubmitScheduledTime(t *testing.T) {
 	dir := t.TempDir()
 	srv := startBraidServer(t, filepath.Join(dir, "home"))
@@ -330,6 +331,10 @@ func TestSubmitScheduledTime(t *testing.T) {
 	expect(t, env, 0, "", "template", "create", tmpl)
 	expect(t, env, 0, "", "submit", "--from", "workflowtemplate/when-tmpl", "--name", "when-2", "--scheduled-time", "2026-05-20T02:00:00Z", "--wait")
 	expect(t, env, 0, "at 2026-05-20T02:00:00Z", "logs", "when-2")
+	// A server dry run names the workflow as the store would.
+	if r := expect(t, env, 0, "when-tmpl-", "submit", "--from", "workflowtemplate/when-tmpl", "--server-dry-run", "-o", "name"); strings.TrimSpace(r.out) == "when-tmpl-" {
+		t.Fatalf("server dry run: %q", r.out)
+	}
 	r := braidCLI(t, env, "submit", file, "--scheduled-time", "tomorrow")
 	if r.code == 0 || !strings.Contains(r.err, `--scheduled-time "tomorrow" is not an RFC 3339 time`) {
 		t.Fatalf("a bad time: exit %d\n%s", r.code, r.err)
