@@ -175,7 +175,7 @@ func (k *kubeBackend) startController(o kubeOpen, rc *rest.Config) error {
 	k.ctl, err = controller.New(controller.Options{Store: k.store, Runtime: rt, Logger: o.log,
 		Repositories: artifactRepositories(k.cfg), Artifacts: k.drivers,
 		Memos:     kubestore.NewMemos(k.client, nil, o.flags.namespace()),
-		Retention: controller.Retention(k.cfg.RetentionPolicy),
+		Retention: controller.Retention(k.cfg.RetentionPolicy), WorkflowDefaults: k.cfg.WorkflowDefaults,
 		Admission: controller.Admission{ConfigMapValue: cms.value, DatabaseLimit: config.NewLive(k.cfg).DatabaseLimit,
 			Parallelism: k.cfg.Parallelism, NamespaceParallelism: k.cfg.NamespaceParallelism}})
 	if err != nil {

@@ -71,7 +71,7 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 	}
 	live := config.NewLive(cfg)
 	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers,
-		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st,
+		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st, WorkflowDefaults: cfg.WorkflowDefaults,
 		Admission: controller.Admission{ConfigMapValue: live.ConfigMapValue, DatabaseLimit: live.DatabaseLimit,
 			Parallelism: cfg.Parallelism, NamespaceParallelism: cfg.NamespaceParallelism}})
 	if err != nil {

@@ -66,6 +66,11 @@ type Config struct {
 	// RetentionPolicy keeps at most that many completed workflows of each
 	// final phase in the live store (the archive keeps them all).
 	RetentionPolicy RetentionPolicy `json:"retentionPolicy,omitempty"`
+	// WorkflowDefaults is merged under every workflow when it starts, as
+	// Argo's workflowDefaults: its spec under the workflow's (or under the
+	// stored spec of one that names a template), its labels and
+	// annotations where the workflow has none of that key.
+	WorkflowDefaults *v1alpha1.Workflow `json:"workflowDefaults,omitempty"`
 
 	getenv func(string) string
 }

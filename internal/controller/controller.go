@@ -58,6 +58,9 @@ type Options struct {
 	// Admission configures synchronization and workflow parallelism
 	// (admission.go); zero: mutexes only, no bound.
 	Admission Admission
+	// WorkflowDefaults is merged under every workflow that starts
+	// (defaults.go); nil: none.
+	WorkflowDefaults *v1alpha1.Workflow
 }
 
 // Controller drives workflows through the engine.
@@ -74,6 +77,7 @@ type Controller struct {
 	retention Retention
 	wake      func(t time.Time) <-chan time.Time
 	adm       *admission // locks and parallelism (admission.go)
+	defaults  *v1alpha1.Workflow
 }
 
 // New returns a Controller. Store and Runtime are required.
@@ -88,7 +92,8 @@ func New(o Options) (*Controller, error) {
 		o.Clock = time.Now
 	}
 	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts,
-		retention: o.Retention, wake: o.WakeAt, memos: o.Memos, adm: newAdmission(o.Admission)}, nil
+		retention: o.Retention, wake: o.WakeAt, memos: o.Memos, adm: newAdmission(o.Admission),
+		defaults: o.WorkflowDefaults}, nil
 }
 
 // wakeAt returns a channel that receives once the clock reaches t.

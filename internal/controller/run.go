@@ -81,6 +81,9 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 	if ok, err := d.storeTemplateSpec(ctx); err != nil || !ok { // templates.go
 		return d.wf, err
 	}
+	if ok, err := d.applyWorkflowDefaults(ctx); err != nil || !ok { // defaults.go
+		return d.wf, err
+	}
 	if err := d.workflowStarted(ctx); err != nil || d.wf.Status.Phase.Completed() { // hooks.go
 		return d.wf, err
 	}
