@@ -22,6 +22,18 @@ func newController(t *testing.T) (*Controller, *sqlite.Store) {
 // newControllerAt wires them on an existing data directory.
 func newControllerAt(t *testing.T, dir string) (*Controller, *sqlite.Store) {
 	t.Helper()
+	st, rt := openStoreAndRuntime(t, dir)
+	c, err := New(Options{Store: st, Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, st
+}
+
+// openStoreAndRuntime opens a real SQLite store and a real local runtime
+// on dir, closed when the test ends.
+func openStoreAndRuntime(t *testing.T, dir string) (*sqlite.Store, *local.Runtime) {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), dir+"/braid.db", sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -31,11 +43,7 @@ func newControllerAt(t *testing.T, dir string) (*Controller, *sqlite.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rt.Close(); _ = st.Close() })
-	c, err := New(Options{Store: st, Runtime: rt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, st
+	return st, rt
 }
 
 func workflow(t *testing.T, src string) *v1alpha1.Workflow {

@@ -7,10 +7,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -30,16 +28,7 @@ spec:
 // labels win, the defaults fill the rest. A workflow that names a template
 // gets them under its stored spec, below the template's.
 func TestWorkflowDefaults(t *testing.T) {
-	dir := t.TempDir()
-	st, err := sqlite.Open(context.Background(), dir+"/braid.db", sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := local.New(local.Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close(); _ = st.Close() })
+	st, rt := openStoreAndRuntime(t, t.TempDir())
 	defaults := &v1alpha1.Workflow{}
 	if err := yaml.UnmarshalStrict([]byte(defaultsYAML), defaults); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/engine"
-	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -71,15 +70,7 @@ func (f *fakeClock) Set(t time.Time) {
 func startGCManager(t *testing.T, dir string, clock *fakeClock, r Retention) *sqlite.Store {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, dir+"/braid.db", sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := local.New(local.Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close(); _ = st.Close() })
+	st, rt := openStoreAndRuntime(t, dir)
 	c, err := New(Options{Store: st, Runtime: rt, Clock: clock.Now, WakeAt: clock.WakeAt, Retention: r})
 	if err != nil {
 		t.Fatal(err)

@@ -192,7 +192,13 @@ spec:
 func startManagerAt(t *testing.T, dir string) (*sqlite.Store, *Manager) {
 	t.Helper()
 	c, st := newControllerAt(t, dir)
-	m, err := c.NewManager(st, func(string) engine.TemplateResolver { return nil })
+	return st, runManager(t, c, st, func(string) engine.TemplateResolver { return nil })
+}
+
+// runManager starts a Manager of c on st until the test ends.
+func runManager(t *testing.T, c *Controller, st *sqlite.Store, templates Templates) *Manager {
+	t.Helper()
+	m, err := c.NewManager(st, templates)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +206,7 @@ func startManagerAt(t *testing.T, dir string) (*sqlite.Store, *Manager) {
 	done := make(chan struct{})
 	go func() { _ = m.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return st, m
+	return m
 }
 
 // A workflow that completes is copied into the store's archive.

@@ -41,15 +41,7 @@ func (s *startCounter) count(template string) int {
 // cache too, and a real local runtime, on dir.
 func newMemoController(t *testing.T, dir string) (*Controller, *sqlite.Store, *startCounter) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "braid.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := local.New(local.Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rt.Close(); _ = st.Close() })
+	st, rt := openStoreAndRuntime(t, dir)
 	counter := &startCounter{Runtime: rt, started: map[string]int{}}
 	c, err := New(Options{Store: st, Runtime: counter, Memos: st})
 	if err != nil {

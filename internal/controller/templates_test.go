@@ -15,14 +15,8 @@ import (
 // runs it; one whose template is not there ends Error, saying so.
 func TestManagerStoresWorkflowTemplateSpec(t *testing.T) {
 	c, st := newControllerAt(t, t.TempDir())
-	m, err := c.NewManager(st, StoreTemplates(st))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = m.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runManager(t, c, st, StoreTemplates(st))
+	ctx := context.Background()
 
 	tmpl := &v1alpha1.WorkflowTemplate{}
 	if err := yaml.UnmarshalStrict([]byte(`

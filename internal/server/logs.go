@@ -71,6 +71,7 @@ func parseLogQuery(req *workflow.WorkflowLogRequest, now time.Time) (logQuery, e
 
 // logs streams the kept logs of the workflow's steps, in the order they
 // started; with follow, until the workflow has ended and every log is read.
+// A workflow that only the archive holds still has its logs read.
 // sinceSeconds and sinceTime select steps by when they ran (lines carry no
 // time of their own).
 func (s *workflowServer) logs(req *workflow.WorkflowLogRequest, stream grpc.ServerStreamingServer[workflow.LogEntry]) error {
@@ -83,6 +84,13 @@ func (s *workflowServer) logs(req *workflow.WorkflowLogRequest, stream grpc.Serv
 		return err
 	}
 	wf, err := s.get(ctx, req.GetNamespace(), req.GetName())
+	if isNotFound(err) {
+		// The live workflow is gone (deleted, its TTL or the retention
+		// policy): its step logs are kept, and the archive says which.
+		if archived, ok := s.fromArchive(ctx, req.GetNamespace(), req.GetName(), ""); ok {
+			wf, err = archived, nil
+		}
+	}
 	if err != nil {
 		return err
 	}
