@@ -139,6 +139,11 @@ if ! alive "$NODE/containerd.pid" "$NODE/containerd.toml"; then
 fi
 for _ in $(seq 1 100); do ctr_ version >/dev/null 2>&1 && break; sleep 0.1; done
 ctr_ version >/dev/null 2>&1 || die "containerd does not answer, see $LOGS/containerd.log"
+# Its CRI service answers "server is not initialized yet" until it has recovered the state of earlier
+# runs, which can take seconds after containerd answers: a kubelet started before then exits.
+for _ in $(seq 1 600); do grep -q 'msg="Start streaming server"' "$LOGS/containerd.log" && break; sleep 0.1; done
+grep -q 'msg="Start streaming server"' "$LOGS/containerd.log" ||
+  { tail -20 "$LOGS/containerd.log" >&2 || true; die "containerd's CRI service did not start in 60s"; }
 if [ ! -f "$IMAGES/pause.tar" ]; then
   log "building the pause image"
   PAUSE_C=$(cd "$BUILD" && go list -m -json "k8s.io/kubernetes" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')/build/pause/linux/pause.c

@@ -326,6 +326,7 @@ func TestKubeBackend(t *testing.T) {
 	b := newBackend(t, ctx)
 
 	t.Run("visibility", func(t *testing.T) { b.t = t; testVisibility(t, ctx, b) })
+	t.Run("template-ref", func(t *testing.T) { b.t = t; testTemplateRef(t, ctx, b) })
 	t.Run("controller-restart", func(t *testing.T) { b.t = t; testRestart(t, ctx, b) })
 	t.Run("bad-image", func(t *testing.T) { b.t = t; testBadImage(t, ctx, b) })
 	t.Run("pod-deleted", func(t *testing.T) { b.t = t; testPodDeleted(t, ctx, b) })
