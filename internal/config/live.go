@@ -16,7 +16,7 @@ import (
 type Live struct {
 	cur  atomic.Pointer[Config]
 	file string
-	last fileStamp // the file as cur was read from it, about
+	last fileStamp // the file when cur was read from it
 }
 
 // NewLive starts from cfg, as Load returned it.
@@ -47,9 +47,9 @@ func (l *Live) DatabaseLimit(key string) (int, bool) {
 
 // Watch looks at the config file every interval until ctx ends. When it
 // has changed (its size or modification time, or it appeared or went),
-// then stayed the same for an interval, and loads cleanly, the new config replaces the current one and changed is
-// called with it; a file that does not load is logged, and the current
-// config stays.
+// then stayed the same for an interval, and loads cleanly, the new config
+// replaces the current one and changed is called with it. A file that does
+// not load is logged, and the current config stays.
 func (l *Live) Watch(ctx context.Context, interval time.Duration, log *slog.Logger, changed func(*Config)) {
 	src, file := l.Config().sources, l.file
 	last := l.last

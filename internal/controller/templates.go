@@ -31,13 +31,13 @@ type storeResolver struct {
 }
 
 func (r storeResolver) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) {
-	spec, kind, err := r.WorkflowSpec(v1alpha1.WorkflowTemplateRef{Name: ref.Name, ClusterScope: ref.ClusterScope})
+	ts, kind, err := r.WorkflowSpec(v1alpha1.WorkflowTemplateRef{Name: ref.Name, ClusterScope: ref.ClusterScope})
 	if err != nil {
 		return nil, err
 	}
-	for i := range spec.Templates {
-		if spec.Templates[i].Name == ref.Template {
-			return &spec.Templates[i], nil
+	for i := range ts.Templates {
+		if ts.Templates[i].Name == ref.Template {
+			return &ts.Templates[i], nil
 		}
 	}
 	return nil, fmt.Errorf("template %q not found in %s %q", ref.Template, kind, ref.Name)
@@ -45,7 +45,7 @@ func (r storeResolver) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, e
 
 // WorkflowSpec reads the spec of the (Cluster)WorkflowTemplate ref names;
 // kind says which of the two it is.
-func (r storeResolver) WorkflowSpec(ref v1alpha1.WorkflowTemplateRef) (spec *v1alpha1.WorkflowSpec, kind string, err error) {
+func (r storeResolver) WorkflowSpec(ref v1alpha1.WorkflowTemplateRef) (*v1alpha1.WorkflowSpec, string, error) {
 	k, ns := store.KindWorkflowTemplate, r.namespace
 	if ref.ClusterScope {
 		k, ns = store.KindClusterWorkflowTemplate, ""
