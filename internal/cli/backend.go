@@ -176,6 +176,7 @@ func (k *kubeBackend) startController(o kubeOpen, rc *rest.Config) error {
 		Repositories: artifactRepositories(k.cfg), Artifacts: k.drivers,
 		Memos:     kubestore.NewMemos(k.client, nil, o.flags.namespace()),
 		Retention: controller.Retention(k.cfg.RetentionPolicy), WorkflowDefaults: k.cfg.WorkflowDefaults,
+		ArchiveTTL: archiveTTL(k.cfg),
 		Admission: controller.Admission{ConfigMapValue: cms.value, DatabaseLimit: config.NewLive(k.cfg).DatabaseLimit,
 			Parallelism: k.cfg.Parallelism, NamespaceParallelism: k.cfg.NamespaceParallelism}})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/artifact/file"
@@ -72,6 +73,7 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 	live := config.NewLive(cfg)
 	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers,
 		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st, WorkflowDefaults: cfg.WorkflowDefaults,
+		ArchiveTTL: archiveTTL(cfg),
 		Admission: controller.Admission{ConfigMapValue: live.ConfigMapValue, DatabaseLimit: live.DatabaseLimit,
 			Parallelism: cfg.Parallelism, NamespaceParallelism: cfg.NamespaceParallelism}})
 	if err != nil {
@@ -114,4 +116,10 @@ func artifactDrivers(cfg *config.Config) *artifact.Drivers {
 // repository when none is configured).
 func artifactRepositories(cfg *config.Config) artifact.Repositories {
 	return artifact.Repositories{Default: cfg.ArtifactRepository, Named: cfg.ArtifactRepositories}
+}
+
+// archiveTTL is the config's persistence.archiveTTL, which Load checked.
+func archiveTTL(cfg *config.Config) time.Duration {
+	d, _ := cfg.Persistence.TTL()
+	return d
 }

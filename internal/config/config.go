@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -71,6 +74,8 @@ type Config struct {
 	// stored spec of one that names a template), its labels and
 	// annotations where the workflow has none of that key.
 	WorkflowDefaults *v1alpha1.Workflow `json:"workflowDefaults,omitempty"`
+	// Persistence configures the workflow archive, under Argo's key.
+	Persistence Persistence `json:"persistence,omitempty"`
 
 	getenv func(string) string
 }
@@ -141,6 +146,9 @@ func Load(src Sources) (*Config, error) {
 	if err := CheckIsolation(cfg.Isolation); err != nil {
 		return nil, fmt.Errorf("config %s: %w", file, err)
 	}
+	if _, err := cfg.Persistence.TTL(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", file, err)
+	}
 	cfg.DataDir = abs
 	cfg.getenv = src.Getenv
 	cfg.sources = src
@@ -165,3 +173,28 @@ func (c *Config) ArtifactsDir() string { return filepath.Join(c.DataDir, "artifa
 
 // StorePath is the embedded store's file under the data directory.
 func (c *Config) StorePath() string { return filepath.Join(c.DataDir, "braid.db") }
+
+// Persistence is the archive's part of the config (Argo's persistence).
+type Persistence struct {
+	// ArchiveTTL deletes archived workflows that finished longer ago than
+	// this: a duration such as 7d, 12h or 90m. "" keeps them for ever.
+	ArchiveTTL string `json:"archiveTTL,omitempty"`
+}
+
+// TTL is ArchiveTTL as a duration; 0 when it is not set.
+func (p Persistence) TTL() (time.Duration, error) {
+	if p.ArchiveTTL == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(p.ArchiveTTL)
+	if days, ok := strings.CutSuffix(p.ArchiveTTL, "d"); ok && err != nil {
+		var n int
+		if n, err = strconv.Atoi(days); err == nil {
+			d = time.Duration(n) * 24 * time.Hour
+		}
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("persistence.archiveTTL %q: use a positive duration such as 7d, 12h or 90m", p.ArchiveTTL)
+	}
+	return d, nil
+}

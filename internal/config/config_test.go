@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLoad(t *testing.T) {
@@ -63,5 +64,31 @@ func TestLoadIsolation(t *testing.T) {
 		case cfg.Isolation != tc.want:
 			t.Errorf("%q: isolation %q, want %q", tc.body, cfg.Isolation, tc.want)
 		}
+	}
+}
+
+// persistence.archiveTTL takes Go durations and whole days; anything else
+// is refused when the config loads, naming the key.
+func TestArchiveTTL(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, true}, {"7d", 7 * 24 * time.Hour, true}, {"12h", 12 * time.Hour, true}, {"90m", 90 * time.Minute, true},
+		{"1h30m", 90 * time.Minute, true}, {"0d", 0, false}, {"-1h", 0, false}, {"7x", 0, false}, {"d", 0, false},
+	} {
+		got, err := Persistence{ArchiveTTL: tc.text}.TTL()
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("%q: %v, %v; want %v, ok %v", tc.text, got, err, tc.want, tc.ok)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("persistence: {archiveTTL: soon}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(Sources{DataDirFlag: dir})
+	if err == nil || !strings.Contains(err.Error(), `persistence.archiveTTL "soon"`) {
+		t.Fatalf("bad archiveTTL: %v", err)
 	}
 }

@@ -61,6 +61,9 @@ type Options struct {
 	// WorkflowDefaults is merged under every workflow that starts
 	// (defaults.go); nil: none.
 	WorkflowDefaults *v1alpha1.Workflow
+	// ArchiveTTL deletes archived workflows that finished longer ago than
+	// this (persistence.archiveTTL, archivettl.go); 0 keeps them.
+	ArchiveTTL time.Duration
 }
 
 // Controller drives workflows through the engine.
@@ -74,10 +77,11 @@ type Controller struct {
 	drivers *artifact.Drivers
 	memos   MemoStore // memoization caches (memo.go); may be nil
 	// retention and wake serve workflow garbage collection (gc.go).
-	retention Retention
-	wake      func(t time.Time) <-chan time.Time
-	adm       *admission // locks and parallelism (admission.go)
-	defaults  *v1alpha1.Workflow
+	retention  Retention
+	wake       func(t time.Time) <-chan time.Time
+	adm        *admission // locks and parallelism (admission.go)
+	defaults   *v1alpha1.Workflow
+	archiveTTL time.Duration
 }
 
 // New returns a Controller. Store and Runtime are required.
@@ -93,7 +97,7 @@ func New(o Options) (*Controller, error) {
 	}
 	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts,
 		retention: o.Retention, wake: o.WakeAt, memos: o.Memos, adm: newAdmission(o.Admission),
-		defaults: o.WorkflowDefaults}, nil
+		defaults: o.WorkflowDefaults, archiveTTL: o.ArchiveTTL}, nil
 }
 
 // wakeAt returns a channel that receives once the clock reaches t.

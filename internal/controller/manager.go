@@ -108,6 +108,10 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.wg.Add(2)
 	go func() { defer m.wg.Done(); m.gc.run(ctx) }()
 	go func() { defer m.wg.Done(); m.recheckLimits(ctx) }()
+	if a, ok := m.st.(archivePruner); ok && m.c.archiveTTL > 0 {
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); m.pruneArchive(ctx, a, m.c.archiveTTL) }()
+	}
 	archived := make(chan struct{})
 	go func() { m.archiver(); close(archived) }()
 	defer func() {
