@@ -110,3 +110,23 @@ func TestResolveWorkflowTemplateRefStores(t *testing.T) {
 		t.Fatalf("missing template: %v", err)
 	}
 }
+
+// FuzzJoinWorkflowSpec joins two specs read leniently from arbitrary
+// YAML: a merge may fail, with an error, but never panic, and a workflow
+// joined over nothing keeps its own fields.
+func FuzzJoinWorkflowSpec(f *testing.F) {
+	f.Add(`{arguments: {parameters: [{name: a, value: "1"}]}, hooks: {exit: {template: x}}}`,
+		`{entrypoint: main, arguments: {parameters: [{name: a, enum: ["1"]}]}, volumes: [{name: v, emptyDir: {}}]}`)
+	f.Add(`{arguments: {parameters: [{value: nameless}]}}`, `{arguments: {parameters: [{name: a}]}}`)
+	f.Add(`{nodeSelector: {a: b}, tolerations: [{key: k}]}`, `{nodeSelector: null, podGC: {strategy: OnPodSuccess}}`)
+	f.Fuzz(func(t *testing.T, ours, theirs string) {
+		wf, tmpl := &v1alpha1.WorkflowSpec{}, &v1alpha1.WorkflowSpec{}
+		if yaml.Unmarshal([]byte(ours), wf) != nil || yaml.Unmarshal([]byte(theirs), tmpl) != nil {
+			return
+		}
+		_, _ = JoinWorkflowSpec(wf, tmpl, tmpl)
+		if alone, err := JoinWorkflowSpec(wf, nil, nil); err == nil && alone.Entrypoint != wf.Entrypoint {
+			t.Fatalf("joined over nothing, the entrypoint changed: %q to %q", wf.Entrypoint, alone.Entrypoint)
+		}
+	})
+}
