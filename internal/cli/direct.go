@@ -36,7 +36,8 @@ func (g *globalFlags) openDirect(ctx context.Context, cfg *config.Config) (*sess
 	}
 	dataDir := cfg.DataDir
 	srv, err := server.New(server.Options{Store: st, Artifacts: artifactDrivers(cfg),
-		LogPath: func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) }})
+		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
+		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) }})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

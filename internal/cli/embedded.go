@@ -73,7 +73,8 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 	live := config.NewLive(cfg)
 	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers,
 		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st, WorkflowDefaults: cfg.WorkflowDefaults,
-		ArchiveTTL: archiveTTL(cfg),
+		ArchiveTTL:     archiveTTL(cfg),
+		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(cfg.DataDir, ns, wf) },
 		Admission: controller.Admission{ConfigMapValue: live.ConfigMapValue, DatabaseLimit: live.DatabaseLimit,
 			Parallelism: cfg.Parallelism, NamespaceParallelism: cfg.NamespaceParallelism}})
 	if err != nil {

@@ -110,7 +110,8 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 	}
 	dataDir := e.cfg.DataDir
 	srv, err := server.New(server.Options{Store: e.store, Logger: log, Artifacts: e.drivers,
-		LogPath: func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) }})
+		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
+		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) }})
 	if err != nil {
 		return errors.Join(err, e.Close())
 	}

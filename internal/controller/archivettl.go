@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -26,10 +28,11 @@ func archiveSweepPeriod(ttl time.Duration) time.Duration {
 }
 
 // sweepArchive deletes from the archive every workflow that finished more
-// than ttl before now (persistence.archiveTTL), and returns how many.
-func sweepArchive(ctx context.Context, a archivePruner, ttl time.Duration, now time.Time) (int, error) {
+// than ttl before now (persistence.archiveTTL), and returns the namespace
+// and name of each it deleted.
+func sweepArchive(ctx context.Context, a archivePruner, ttl time.Duration, now time.Time) ([]types.NamespacedName, error) {
 	before := now.Add(-ttl)
-	deleted := 0
+	var deleted []types.NamespacedName
 	for {
 		wfs, _, err := a.ListArchived(ctx, store.ArchiveListOptions{FinishedBefore: before, Limit: archiveSweepBatch})
 		if err != nil {
@@ -39,10 +42,28 @@ func sweepArchive(ctx context.Context, a archivePruner, ttl time.Duration, now t
 			if err := a.DeleteArchived(ctx, string(wf.UID)); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return deleted, err
 			}
-			deleted++
+			deleted = append(deleted, types.NamespacedName{Namespace: wf.Namespace, Name: wf.Name})
 		}
 		if len(wfs) < archiveSweepBatch {
 			return deleted, nil
+		}
+	}
+}
+
+// forgetGone removes what the runtime keeps of each workflow that neither
+// the live store nor the archive holds any more.
+func (m *Manager) forgetGone(ctx context.Context, a archivePruner, wfs []types.NamespacedName) {
+	live, ok := m.st.(gcStore)
+	if m.c.forget == nil || !ok {
+		return
+	}
+	for _, w := range wfs {
+		gone, err := store.WorkflowGone(ctx, live, a, w.Namespace, w.Name)
+		if err == nil && gone {
+			err = m.c.forget(w.Namespace, w.Name)
+		}
+		if err != nil {
+			m.c.log.Warn("archive TTL: cannot remove the step logs of a deleted workflow", "workflow", w.String(), "err", err)
 		}
 	}
 }
@@ -51,13 +72,14 @@ func sweepArchive(ctx context.Context, a archivePruner, ttl time.Duration, now t
 // until ctx ends.
 func (m *Manager) pruneArchive(ctx context.Context, a archivePruner, ttl time.Duration) {
 	for {
-		n, err := sweepArchive(ctx, a, ttl, m.c.now())
+		deleted, err := sweepArchive(ctx, a, ttl, m.c.now())
 		switch {
 		case err != nil && ctx.Err() == nil:
 			m.c.log.Warn("archive TTL: cannot delete expired archived workflows", "err", err)
-		case n > 0:
-			m.c.log.Info("archive TTL: deleted expired archived workflows", "count", n, "archiveTTL", ttl.String())
+		case len(deleted) > 0:
+			m.c.log.Info("archive TTL: deleted expired archived workflows", "count", len(deleted), "archiveTTL", ttl.String())
 		}
+		m.forgetGone(ctx, a, deleted)
 		select {
 		case <-ctx.Done():
 			return

@@ -64,6 +64,10 @@ type Options struct {
 	// ArchiveTTL deletes archived workflows that finished longer ago than
 	// this (persistence.archiveTTL, archivettl.go); 0 keeps them.
 	ArchiveTTL time.Duration
+	// ForgetWorkflow removes what the runtime keeps of a workflow that the
+	// archive TTL took and the live store does not hold (its step logs);
+	// nil keeps it.
+	ForgetWorkflow func(namespace, name string) error
 }
 
 // Controller drives workflows through the engine.
@@ -82,6 +86,7 @@ type Controller struct {
 	adm        *admission // locks and parallelism (admission.go)
 	defaults   *v1alpha1.Workflow
 	archiveTTL time.Duration
+	forget     func(namespace, name string) error
 }
 
 // New returns a Controller. Store and Runtime are required.
@@ -97,7 +102,7 @@ func New(o Options) (*Controller, error) {
 	}
 	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts,
 		retention: o.Retention, wake: o.WakeAt, memos: o.Memos, adm: newAdmission(o.Admission),
-		defaults: o.WorkflowDefaults, archiveTTL: o.ArchiveTTL}, nil
+		defaults: o.WorkflowDefaults, archiveTTL: o.ArchiveTTL, forget: o.ForgetWorkflow}, nil
 }
 
 // wakeAt returns a channel that receives once the clock reaches t.

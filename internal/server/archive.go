@@ -47,6 +47,7 @@ type archiveServer struct {
 	archive Archive // nil: the store keeps no archive
 	wfs     *workflowServer
 	log     *slog.Logger
+	forget  func(namespace, name string) error // nil: step logs stay
 }
 
 func newArchiveServer(st Store, log *slog.Logger) *archiveServer {
@@ -184,6 +185,15 @@ func (s *archiveServer) DeleteArchivedWorkflow(ctx context.Context, req *workflo
 		return nil, archiveError(err, req.GetUid())
 	}
 	s.log.Info("archived workflow deleted", "namespace", wf.Namespace, "name", wf.Name, "uid", wf.UID)
+	if s.forget != nil {
+		gone, err := store.WorkflowGone(ctx, s.wfs.store, s.archive, wf.Namespace, wf.Name)
+		if err == nil && gone {
+			err = s.forget(wf.Namespace, wf.Name)
+		}
+		if err != nil {
+			s.log.Warn("cannot remove the step logs of a deleted workflow", "namespace", wf.Namespace, "name", wf.Name, "err", err)
+		}
+	}
 	return &workflowarchive.ArchivedWorkflowDeletedResponse{}, nil
 }
 

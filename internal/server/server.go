@@ -75,6 +75,10 @@ type Options struct {
 	// Artifacts are the drivers the artifact download routes read with;
 	// nil: no artifact routes.
 	Artifacts *artifact.Drivers
+	// ForgetWorkflow removes what the runtime keeps of a workflow (its
+	// step logs) once a deleted archived workflow leaves neither a live
+	// nor an archived one of its name; nil keeps it.
+	ForgetWorkflow func(namespace, name string) error
 	// Version is reported by GetVersion and in the Argo-Version header;
 	// zero: version.Get().
 	Version version.Info
@@ -132,6 +136,7 @@ func New(opts Options) (*Server, error) {
 		grpc.ChainStreamInterceptor(stopStreams(s.stopping)),
 	)
 	svcs := newKindServers(opts.Store, opts.Logger)
+	svcs.archive.forget = opts.ForgetWorkflow
 	workflow.RegisterWorkflowServiceServer(s.grpc, wfs)
 	info.RegisterInfoServiceServer(s.grpc, infos)
 	svcs.registerGRPC(s.grpc)

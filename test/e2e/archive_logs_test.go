@@ -1,13 +1,15 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // A completed workflow is archived with its logs: once the live workflow
-// is deleted, braid get and braid logs answer from the archive.
+// is deleted, braid get and braid logs answer from the archive; once the
+// archived one is deleted too, its logs go.
 func TestLogsOfArchivedWorkflow(t *testing.T) {
 	dir := t.TempDir()
 	srv := startBraidServer(t, filepath.Join(dir, "home"))
@@ -35,4 +37,15 @@ spec:
 	if !strings.Contains(r.out, "said second") {
 		t.Fatalf("logs of the archived workflow:\n%s", r.out)
 	}
+
+	// Deleted from the archive too, nothing of it is left: its logs go.
+	runs := filepath.Join(dir, "home", "runs", "default", "kept")
+	if _, err := os.Stat(runs); err != nil {
+		t.Fatalf("the step logs are not where expected: %v", err)
+	}
+	expect(t, env, 0, "Archived workflow", "archive", "delete", "kept")
+	if _, err := os.Stat(runs); !os.IsNotExist(err) {
+		t.Fatalf("%s after the archived workflow was deleted: %v", runs, err)
+	}
+	expect(t, env, 1, "", "logs", "kept")
 }

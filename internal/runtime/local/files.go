@@ -167,3 +167,11 @@ func LogPath(dataDir, namespace, workflow, pod string) string {
 	rt := &Runtime{runsDir: filepath.Join(dataDir, "runs")}
 	return filepath.Join(rt.stepDir(runtime.Run{Namespace: namespace, Workflow: workflow, PodName: pod}), logFile)
 }
+
+// RemoveWorkflowFiles removes what the runtime keeps of a workflow under
+// dataDir (its steps' logs and files), for one that neither the live store
+// nor the archive holds any more.
+func RemoveWorkflowFiles(dataDir, namespace, workflow string) error {
+	dir := filepath.Dir(LogPath(dataDir, namespace, workflow, "x"))
+	return os.RemoveAll(filepath.Dir(dir))
+}
