@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -117,15 +116,9 @@ func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqli
 		if r == "" {
 			continue
 		}
-		if after, before := strings.HasPrefix(r, "spec.startedAt>"), strings.HasPrefix(r, "spec.startedAt<"); after || before {
-			t, err := time.Parse(time.RFC3339, r[len("spec.startedAt>"):])
-			if err != nil {
-				return opts, false, status.Errorf(codes.InvalidArgument, "unsupported requirement %s: %v", r, err)
-			}
-			if after {
-				opts.CreatedAfter = t
-			} else {
-				opts.CreatedBefore = t
+		if isStartedAtBound(r) {
+			if err := setStartedAtBound(r, &opts.CreatedAfter, &opts.CreatedBefore); err != nil {
+				return opts, false, err
 			}
 			continue
 		}

@@ -40,15 +40,9 @@ func parseListRequest(req *workflow.WorkflowListRequest) (listQuery, error) {
 		r = strings.TrimSpace(r)
 		switch {
 		case r == "" || strings.HasPrefix(r, "ext."):
-		case strings.HasPrefix(r, "spec.startedAt>"), strings.HasPrefix(r, "spec.startedAt<"):
-			t, err := time.Parse(time.RFC3339, r[len("spec.startedAt>"):])
-			if err != nil {
-				return q, status.Errorf(codes.InvalidArgument, "unsupported requirement %s: %v", r, err)
-			}
-			if r[len("spec.startedAt")] == '>' {
-				q.opts.CreatedAfter = t
-			} else {
-				q.opts.CreatedBefore = t
+		case isStartedAtBound(r):
+			if err := setStartedAtBound(r, &q.opts.CreatedAfter, &q.opts.CreatedBefore); err != nil {
+				return q, err
 			}
 		case req.GetNameFilter() != "" && isNameEquals(r):
 			_, name, _ := strings.Cut(r, "=")
@@ -122,4 +116,25 @@ func (s *workflowServer) fromArchive(ctx context.Context, namespace, name, uid s
 func isNotFound(err error) bool {
 	var st interface{ GRPCStatus() *status.Status }
 	return errors.As(err, &st) && st.GRPCStatus().Code() == codes.NotFound
+}
+
+// isStartedAtBound reports whether a field selector requirement is one of
+// Argo's date bounds, spec.startedAt>T or spec.startedAt<T.
+func isStartedAtBound(r string) bool {
+	return strings.HasPrefix(r, "spec.startedAt>") || strings.HasPrefix(r, "spec.startedAt<")
+}
+
+// setStartedAtBound reads a date bound (RFC 3339) into after or before.
+// braid bounds the creation time, which is when a workflow starts.
+func setStartedAtBound(r string, after, before *time.Time) error {
+	t, err := time.Parse(time.RFC3339, r[len("spec.startedAt>"):])
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "unsupported requirement %s: %v", r, err)
+	}
+	if r[len("spec.startedAt")] == '>' {
+		*after = t
+	} else {
+		*before = t
+	}
+	return nil
 }
