@@ -17,7 +17,7 @@ import (
 // Error. It reports whether the workflow can go on.
 func (d *driver) applyWorkflowDefaults(ctx context.Context) (bool, error) {
 	def, wf := d.c.defaults, d.wf
-	if def == nil || !startingMeta(wf).starting {
+	if def == nil || !starting(wf) {
 		return true, nil
 	}
 	target := wf.ExecSpec()

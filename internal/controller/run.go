@@ -383,7 +383,7 @@ type objectMeta struct {
 }
 
 func startingMeta(wf *v1alpha1.Workflow) objectMeta {
-	if p := wf.Status.Phase; p != v1alpha1.WorkflowUnknown && p != v1alpha1.WorkflowPending {
+	if !starting(wf) {
 		return objectMeta{}
 	}
 	return objectMeta{starting: true, labels: maps.Clone(wf.Labels), annotations: maps.Clone(wf.Annotations)}
@@ -391,4 +391,10 @@ func startingMeta(wf *v1alpha1.Workflow) objectMeta {
 
 func (m objectMeta) changed(wf *v1alpha1.Workflow) bool {
 	return m.starting && (!maps.Equal(m.labels, wf.Labels) || !maps.Equal(m.annotations, wf.Annotations))
+}
+
+// starting reports whether the workflow has not had its first pass yet.
+func starting(wf *v1alpha1.Workflow) bool {
+	p := wf.Status.Phase
+	return p == v1alpha1.WorkflowUnknown || p == v1alpha1.WorkflowPending
 }

@@ -115,8 +115,9 @@ func (s *workflowServer) workflowFrom(ctx context.Context, kind store.Kind, ns, 
 	return wf, nil
 }
 
-// expand merges a referenced WorkflowTemplate into the workflow, so that
-// what runs does not change when the template does.
+// expand stores in the status of a workflow that names a WorkflowTemplate
+// the spec it runs (spec.ResolveWorkflowTemplateRef), so that what runs
+// does not change when the template does; its own spec stays as written.
 func (s *workflowServer) expand(ctx context.Context, wf *v1alpha1.Workflow) error {
 	if wf.Spec.WorkflowTemplateRef == nil {
 		return nil

@@ -382,26 +382,22 @@ func TestDeleteCascades(t *testing.T) {
 		wf.OwnerReferences[0].UID != h.cron("gone").UID || !*wf.OwnerReferences[0].Controller {
 		t.Fatalf("owner references %+v", wf.OwnerReferences)
 	}
-	ctx := context.Background()
-	if err := h.st.Delete(ctx, "CronWorkflow", "default", "gone"); err != nil {
-		t.Fatal(err)
+	// deleteCron deletes a cron (then settle runs), and checks that its
+	// workflows are gone and kept's two are not.
+	deleteCron := func(name, when string, settle func()) {
+		t.Helper()
+		if err := h.st.Delete(context.Background(), "CronWorkflow", "default", name); err != nil {
+			t.Fatal(err)
+		}
+		settle()
+		if got := h.runs(name); len(got) != 0 {
+			t.Fatalf("workflows of a cron deleted %s: %v", when, got)
+		}
+		if got := h.runs("kept"); len(got) != 2 {
+			t.Fatalf("another cron's workflows, %s: %v", when, got)
+		}
 	}
-	h.sync()
-	if got := h.runs("gone"); len(got) != 0 {
-		t.Fatalf("workflows of the deleted cron: %v", got)
-	}
-	if got := h.runs("kept"); len(got) != 2 {
-		t.Fatalf("another cron's workflows: %v", got)
-	}
+	deleteCron("gone", "while the scheduler runs", h.sync)
 	h.stop()
-	if err := h.st.Delete(ctx, "CronWorkflow", "default", "later"); err != nil {
-		t.Fatal(err)
-	}
-	h.start()
-	if got := h.runs("later"); len(got) != 0 {
-		t.Fatalf("workflows of a cron deleted while stopped: %v", got)
-	}
-	if got := h.runs("kept"); len(got) != 2 {
-		t.Fatalf("another cron's workflows after the restart: %v", got)
-	}
+	deleteCron("later", "while no scheduler ran", h.start)
 }

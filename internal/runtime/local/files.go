@@ -25,15 +25,19 @@ const (
 
 // stepDir is runs/<namespace>/<workflow>/<pod>.
 func (rt *Runtime) stepDir(run runtime.Run) string {
-	ns := run.Namespace
-	if ns == "" {
-		ns = "default"
-	}
 	pod := run.PodName
 	if pod == "" {
 		pod = run.ID
 	}
-	return filepath.Join(rt.runsDir, pathPart(ns), pathPart(run.Workflow), pathPart(pod))
+	return filepath.Join(workflowDir(rt.runsDir, run.Namespace, run.Workflow), pathPart(pod))
+}
+
+// workflowDir is runs/<namespace>/<workflow>, under runsDir.
+func workflowDir(runsDir, namespace, workflow string) string {
+	if namespace == "" {
+		namespace = "default"
+	}
+	return filepath.Join(runsDir, pathPart(namespace), pathPart(workflow))
 }
 
 // pathPart makes a name safe as one path element.
@@ -172,6 +176,5 @@ func LogPath(dataDir, namespace, workflow, pod string) string {
 // dataDir (its steps' logs and files), for one that neither the live store
 // nor the archive holds any more.
 func RemoveWorkflowFiles(dataDir, namespace, workflow string) error {
-	dir := filepath.Dir(LogPath(dataDir, namespace, workflow, "x"))
-	return os.RemoveAll(filepath.Dir(dir))
+	return os.RemoveAll(workflowDir(filepath.Join(dataDir, "runs"), namespace, workflow))
 }
