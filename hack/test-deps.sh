@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs and builds whatever the tests need; the tests themselves start the servers (each on 127.0.0.1,
 # stopped by PID). Today: Go and the module proxy; curl (the event e2e test); git (the git artifact tests create repositories and
-# serve them with `git daemon`); MinIO built at a pinned version into ./bin/tools/minio (hack/minio.sh;
-# the cold build takes several minutes, then it is cached). Later issues add PostgreSQL and a Kubernetes
+# serve them with `git daemon`); chromium (the SSO e2e test); MinIO built at a pinned version into ./bin/tools/minio (hack/minio.sh;
+# the cold build takes several minutes, then it is cached); the OIDC provider of the SSO tests into
+# ./bin/tools/braid-oidc (hack/oidc.sh). Later issues add PostgreSQL and a Kubernetes
 # node here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,4 +36,15 @@ if [[ ! -x /bin/busybox ]] || ! dpkg-query -W -f='${Status}' busybox-static 2>/d
   "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static
 fi
 
+# chromium: the SSO e2e test (test/e2e/sso_test.go) logs in with a real headless browser.
+if ! command -v chromium >/dev/null; then
+  echo "test-deps: installing chromium" >&2
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+fi
+
 ./hack/minio.sh build
+# braid-oidc: the OpenID Connect provider of the SSO tests, its own Go module (hack/oidc).
+./hack/oidc.sh build

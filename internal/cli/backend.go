@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,6 +29,8 @@ import (
 	"github.com/braidwf/braid/internal/executor"
 	kuberuntime "github.com/braidwf/braid/internal/runtime/kube"
 	"github.com/braidwf/braid/internal/server"
+	"github.com/braidwf/braid/internal/server/auth"
+	"github.com/braidwf/braid/internal/server/auth/kubeauth"
 	kubestore "github.com/braidwf/braid/internal/store/kube"
 	"github.com/braidwf/braid/internal/store/postgres"
 )
@@ -97,6 +100,7 @@ func (b backendFlags) validate() error {
 // whoever drives workflows, the pod runtime and the controller.
 type kubeBackend struct {
 	cfg     *config.Config
+	rest    *rest.Config // the server's own: client mode's reviews take its address and CA
 	client  kubernetes.Interface
 	store   *kubestore.Store
 	offload *kubestore.PGOffloader // nil: none configured
@@ -131,7 +135,7 @@ func openKube(ctx context.Context, o kubeOpen) (*kubeBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	k := &kubeBackend{cfg: cfg, client: client}
+	k := &kubeBackend{cfg: cfg, rest: rc, client: client}
 	if dsn := o.flags.offloadDSN; dsn != "" || o.getenv("BRAID_OFFLOAD_DSN") != "" {
 		if dsn == "" {
 			dsn = o.getenv("BRAID_OFFLOAD_DSN")
@@ -338,6 +342,36 @@ func (c *configMapValues) value(namespace, name, key string) (string, bool) {
 	return v, ok
 }
 
+// kubeAuth builds braid server's auth on a cluster, as argo-server's
+// --auth-mode: client (the default) takes each caller's Kubernetes token,
+// which the apiserver authenticates (SelfSubjectReview) and authorizes by
+// RBAC (SelfSubjectAccessReview) with that token (internal/server/auth/kubeauth);
+// server gives every caller the server's own rights (its kubeconfig or
+// ServiceAccount).
+func (a authFlags) kubeAuth(rc *rest.Config, log *slog.Logger, secure bool) (*serverAuth, error) {
+	modes, err := auth.ParseModes(a.modes)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	if slices.Contains(modes, auth.ModeSSO) {
+		return nil, &exitError{code: 2, err: errors.New("--auth-mode sso is not available with --backend kube yet: use client or server")}
+	}
+	c := auth.Config{Modes: modes, Audit: log.With("component", "audit")}
+	if slices.Contains(modes, auth.ModeClient) {
+		k, err := kubeauth.New(rc, kubeauth.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("client auth mode: %w", err)
+		}
+		c.Client, c.Authorizer = k, k
+	}
+	gk, err := auth.NewGatekeeper(c)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	return &serverAuth{gk: gk, http: auth.HTTPConfig{SecureCookies: secure},
+		browser: auth.BrowserConfig{AllowedHosts: a.allowedHosts, AllowedOrigins: a.allowedOrigins}}, nil
+}
+
 // runKubeServer serves the API on the cluster's custom resources; with
 // --run-controller it drives workflows too, under leader election.
 func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
@@ -352,7 +386,17 @@ func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
 		return errors.Join(err, k.Close())
 	}
 	closeAll := func(errs ...error) error { return errors.Join(append(errs, logs.Close(), k.Close())...) }
-	srv, err := server.New(server.Options{Store: k.workflows(), Logger: log, Artifacts: k.drivers, LogPath: logs.path})
+	tlsCfg, _, err := f.tls.serverTLS(func() (string, error) { return kubeCertDir(f.dataDir) }, f.address)
+	if err != nil {
+		return closeAll(err)
+	}
+	sa, err := f.auth.kubeAuth(k.rest, log, tlsCfg != nil)
+	if err != nil {
+		return closeAll(err)
+	}
+	opts := server.Options{Store: k.workflows(), Logger: log, Artifacts: k.drivers, LogPath: logs.path, TLS: tlsCfg}
+	sa.apply(&opts)
+	srv, err := server.New(opts)
 	if err != nil {
 		return closeAll(err)
 	}

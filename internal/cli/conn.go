@@ -22,6 +22,11 @@ import (
 // directory when that server answers; failing all of these the command
 // runs "direct": an in-process server on the data directory's store (see
 // direct.go), reached through the same client.
+//
+// TLS: as argo's CLI, TLS unless --secure=false or ARGO_SECURE=false. For the
+// data directory's own server, server.json says whether it serves TLS and
+// the fingerprint of its (usually self-signed) certificate, which is pinned
+// unless -k (localTLS), so that no flag is needed.
 
 // globalFlags are the root's persistent flags.
 type globalFlags struct {
@@ -43,7 +48,7 @@ type globalFlags struct {
 func (g *globalFlags) register(fs *pflag.FlagSet) {
 	g.flags = fs
 	fs.StringVarP(&g.argoServer, "argo-server", "s", "", "API server host:port (env ARGO_SERVER, then BRAID_SERVER; default: the braid server of the data directory, else direct)")
-	fs.BoolVarP(&g.secure, "secure", "e", false, "use TLS to talk to the server (env ARGO_SECURE)")
+	fs.BoolVarP(&g.secure, "secure", "e", true, "use TLS to talk to the server (env ARGO_SECURE: only \"false\" turns it off)")
 	fs.BoolVarP(&g.insecureSkipVerify, "insecure-skip-verify", "k", false, "do not verify the server's certificate (env ARGO_INSECURE_SKIP_VERIFY)")
 	fs.BoolVar(&g.http1, "argo-http1", false, "use the REST API (HTTP/1) instead of gRPC (env ARGO_HTTP1)")
 	fs.StringVar(&g.baseHref, "argo-base-href", "", "path prefix of the server's API (env ARGO_BASE_HREF)")
@@ -75,6 +80,15 @@ func (g *globalFlags) boolean(flag string, value bool, env string) bool {
 	return value || g.getenv(env) == "true"
 }
 
+// isSecure is --secure when given, else ARGO_SECURE, which (as argo's)
+// means true unless it is exactly "false".
+func (g *globalFlags) isSecure() bool {
+	if g.flags != nil && g.flags.Changed("secure") {
+		return g.secure
+	}
+	return g.getenv("ARGO_SECURE") != "false"
+}
+
 // ns is the namespace the commands work in.
 func (g *globalFlags) ns() string {
 	return g.str("namespace", g.namespace, "ARGO_NAMESPACE")
@@ -97,7 +111,7 @@ func (s *session) Close() error { return s.closeFn() }
 func (g *globalFlags) clientOptions(address string) (client.Options, error) {
 	o := client.Options{
 		Address:            address,
-		Secure:             g.boolean("secure", g.secure, "ARGO_SECURE"),
+		Secure:             g.isSecure(),
 		InsecureSkipVerify: g.boolean("insecure-skip-verify", g.insecureSkipVerify, "ARGO_INSECURE_SKIP_VERIFY"),
 		HTTP1:              g.boolean("argo-http1", g.http1, "ARGO_HTTP1"),
 		BaseHref:           g.str("argo-base-href", g.baseHref, "ARGO_BASE_HREF"),
@@ -167,6 +181,10 @@ func (g *globalFlags) dial(addr string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.localTLS(&o)
+	if cred := g.localCredential(addr); cred != "" {
+		o.Token = cred
+	}
 	c, err := client.New(o)
 	if err != nil {
 		return nil, err
@@ -174,8 +192,32 @@ func (g *globalFlags) dial(addr string) (*session, error) {
 	return &session{Client: c, namespace: g.ns(), address: addr, closeFn: c.Close}, nil
 }
 
+// localTLS applies what the data directory's server.json says of o.Address
+// when it is that server: whether it serves TLS (unless the user chose
+// --secure or ARGO_SECURE while naming the server), and the fingerprint of
+// its certificate, which is pinned (unless -k), so that a self-signed
+// `braid server` needs no flags.
+func (g *globalFlags) localTLS(o *client.Options) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return
+	}
+	sf, err := config.ReadServerInfo(config.ServerFile(cfg.DataDir))
+	if err != nil || sf.Address != o.Address {
+		return
+	}
+	chosen := g.flags != nil && g.flags.Changed("secure") || g.getenv("ARGO_SECURE") != ""
+	if g.remoteAddress() == "" || !chosen {
+		o.Secure = sf.Secure
+	}
+	if o.Secure && sf.Secure && !o.InsecureSkipVerify && o.CertFingerprint == "" {
+		o.CertFingerprint = sf.Fingerprint
+	}
+}
+
 // localServer is the address in dataDir/server.json when a server answers
-// there, else "".
+// there (over TLS with the recorded certificate pinned, when the file says
+// it serves TLS), else "".
 func localServer(ctx context.Context, dataDir string) string {
 	sf, err := config.ReadServerInfo(config.ServerFile(dataDir))
 	if err != nil || sf.Address == "" {
@@ -183,11 +225,19 @@ func localServer(ctx context.Context, dataDir string) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+sf.Address+"/healthz", nil)
+	scheme, tr := "http", &http.Transport{DialContext: (&net.Dialer{}).DialContext}
+	if sf.Secure {
+		tc, err := client.TLSConfig(client.Options{CertFingerprint: sf.Fingerprint})
+		if err != nil {
+			return ""
+		}
+		scheme, tr.TLSClientConfig = "https", tc
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+sf.Address+"/healthz", nil)
 	if err != nil {
 		return ""
 	}
-	hc := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{}).DialContext}}
+	hc := &http.Client{Transport: tr}
 	defer hc.CloseIdleConnections()
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/server"
+	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/client"
 )
@@ -27,8 +27,8 @@ import (
 const directAddress = "braid-direct"
 
 func (g *globalFlags) openDirect(ctx context.Context, cfg *config.Config) (*session, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+	if err := makeDataDir(cfg.DataDir, warnLogger()); err != nil {
+		return nil, err
 	}
 	st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{})
 	if err != nil {
@@ -37,7 +37,10 @@ func (g *globalFlags) openDirect(ctx context.Context, cfg *config.Config) (*sess
 	dataDir := cfg.DataDir
 	srv, err := server.New(server.Options{Store: st, Artifacts: artifactDrivers(cfg),
 		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
-		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) }})
+		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) },
+		// In-process, on an in-memory listener only this command reaches:
+		// server mode, and the name it is dialled by.
+		Browser: auth.BrowserConfig{AllowedHosts: []string{directAddress}}})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}

@@ -10,7 +10,9 @@
 // BRAID_SERVER, then the server.json a running `braid server` records in
 // the data directory; with none, direct.go starts the API server in-process
 // on the data directory's store over an in-memory listener ("direct mode"),
-// so both modes are one code path. Direct mode runs no workflows.
+// so both modes are one code path. Direct mode runs no workflows. Talking to
+// a server is TLS by default, as argo's CLI; the local server's certificate
+// is pinned from server.json. servertls.go holds braid server's TLS flags.
 //
 // Layout: one file per verb or family (submit.go, list.go, get.go, logs.go,
 // watch.go for watch/wait/--wait/--watch/--log, delete.go, actions.go for

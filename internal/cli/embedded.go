@@ -46,8 +46,9 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 	for _, o := range overrides {
 		o(cfg)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+	log := warnLogger()
+	if err := makeDataDir(cfg.DataDir, log); err != nil {
+		return nil, err
 	}
 	st, err := sqlite.Open(ctx, cfg.StorePath(), sqlite.Options{})
 	if err != nil {
@@ -65,7 +66,7 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 		Artifacts: drivers,
 		Isolation: cmp.Or(cfg.Isolation, local.IsolationAuto),
 		ImagesDir: cmp.Or(cfg.ImagesDir, filepath.Join(cfg.DataDir, "images")),
-		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:    log,
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())
@@ -81,6 +82,37 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 		return nil, errors.Join(err, rt.Close(), st.Close())
 	}
 	return &embedded{cfg: cfg, live: live, store: st, rt: rt, ctl: ctl, drivers: drivers}, nil
+}
+
+// warnLogger logs braid's warnings on one machine to stderr.
+func warnLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// makeDataDir creates the data directory for braid's user only (0700): it
+// holds the store, every step's files and log, and the file artifact
+// repository. One that exists with looser bits is tightened, with a
+// warning; one braid's user cannot change (another user's) is left as it
+// is, with a warning.
+func makeDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	perm := info.Mode().Perm()
+	if perm&0o077 == 0 {
+		return nil
+	}
+	special := info.Mode() & (os.ModeSetgid | os.ModeSticky)
+	if err := os.Chmod(dir, special|perm&0o700); err != nil {
+		log.Warn("the data directory is open to other users and cannot be made private", "dir", dir, "mode", fmt.Sprintf("%04o", perm), "err", err)
+		return nil
+	}
+	log.Warn("the data directory was open to other users: made it private (0700)", "dir", dir, "was", fmt.Sprintf("%04o", perm))
+	return nil
 }
 
 func (e *embedded) run(ctx context.Context, wf *v1alpha1.Workflow, templates engine.TemplateResolver,

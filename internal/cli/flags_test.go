@@ -147,7 +147,7 @@ func TestConnectionSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Address != "b:1" || !o.HTTP1 || o.Token != "Bearer x" || o.Secure || g.ns() != "team" {
+	if o.Address != "b:1" || !o.HTTP1 || o.Token != "Bearer x" || !o.Secure || g.ns() != "team" {
 		t.Fatalf("from env: %+v ns %s", o, g.ns())
 	}
 	env["ARGO_SERVER"] = "a:1"

@@ -66,7 +66,8 @@ func newRoot(s streams, getenv func(string) string) *cobra.Command {
 		newLogsCommand(s, g), newWatchCommand(s, g), newWaitCommand(s, g),
 		newSuspendCommand(s, g), newResumeCommand(s, g), newStopCommand(s, g), newTerminateCommand(s, g),
 		newRetryCommand(s, g), newResubmitCommand(s, g), newNodeCommand(s, g),
-		newTemplateCommand(s, g), newClusterTemplateCommand(s, g), newCronCommand(s, g), newArchiveCommand(s, g), newApplyCommand(s, g), newCpCommand(s, g))
+		newTemplateCommand(s, g), newClusterTemplateCommand(s, g), newCronCommand(s, g), newArchiveCommand(s, g), newApplyCommand(s, g), newCpCommand(s, g),
+		newAuthCommand(s, g))
 	root.AddCommand(newBuiltinCommands(s)...)
 	root.AddCommand(newExecCommand(s))
 	root.AddCommand(newControllerCommand(s))

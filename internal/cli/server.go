@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -35,6 +36,8 @@ type serverFlags struct {
 	backend       backendFlags
 	runController bool
 	election      electionFlags
+	auth          authFlags
+	tls           tlsFlags
 }
 
 func newServerCommand(s streams) *cobra.Command {
@@ -51,6 +54,13 @@ that a previous server left unfinished: steps that had completed are never
 run again. The address is recorded in <data dir>/server.json, where the braid
 CLI finds it when no --argo-server is given.
 
+As argo-server, it serves TLS unless --secure=false: with --tls-cert and
+--tls-key, else with a self-signed certificate kept in <data dir>/tls (with
+--backend kube: <--data-dir>/tls, else <user cache dir>/braid/tls). The
+certificate's SHA-256 fingerprint is recorded in server.json too, and the braid
+CLI pins it when it talks to this server; other clients need -k (curl -k,
+argo -k) or the certificate.
+
 With --backend kube the server serves the same API on the custom resources of
 a Kubernetes cluster (found from --kubeconfig, KUBECONFIG or the in-cluster
 config) and reads step logs from the pods. It does not drive workflows: run
@@ -59,7 +69,8 @@ them from this process too (it then takes part in the controller's leader
 election, so that one replica drives).`,
 		Example: `  braid server
   braid server --port 2746 --address 0.0.0.0
-  curl -s localhost:2746/api/v1/version
+  curl -sk https://localhost:2746/api/v1/version
+  braid server --tls-cert server.crt --tls-key server.key
   braid server --backend kube --kubeconfig ~/.kube/config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -77,6 +88,8 @@ election, so that one replica drives).`,
 	fl.BoolVar(&f.runController, "run-controller", false,
 		"with --backend kube: drive workflows in this process too (as braid controller does)")
 	f.election.register(fl)
+	f.auth.register(fl)
+	f.tls.register(fl)
 	return cmd
 }
 
@@ -109,9 +122,20 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 		return errors.Join(err, e.Close())
 	}
 	dataDir := e.cfg.DataDir
-	srv, err := server.New(server.Options{Store: e.store, Logger: log, Artifacts: e.drivers,
+	tlsConfig, fingerprint, err := f.tls.serverTLS(func() (string, error) { return filepath.Join(dataDir, "tls"), nil }, f.address)
+	if err != nil {
+		return errors.Join(err, e.Close())
+	}
+	// Cookies (login, SSO) are Secure when the server speaks TLS.
+	sa, err := f.auth.embeddedAuth(ctx, e.cfg, log, tlsConfig != nil)
+	if err != nil {
+		return errors.Join(err, e.Close())
+	}
+	opts := server.Options{Store: e.store, Logger: log, Artifacts: e.drivers, TLS: tlsConfig,
 		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
-		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) }})
+		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) }}
+	sa.apply(&opts)
+	srv, err := server.New(opts)
 	if err != nil {
 		return errors.Join(err, e.Close())
 	}
@@ -120,10 +144,14 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 		return errors.Join(fmt.Errorf("listen: %w", err), e.Close())
 	}
 	info := config.ServerFile(dataDir)
-	if err := config.WriteServerInfo(info, config.ServerInfo{Address: l.Addr().String(), PID: os.Getpid()}); err != nil {
+	if err := config.WriteServerInfo(info, config.ServerInfo{Address: l.Addr().String(), PID: os.Getpid(),
+		Secure: opts.TLS != nil, Fingerprint: fingerprint}); err != nil {
 		log.Warn("cannot record the server's address", "file", info, "err", err)
 	}
 	defer os.Remove(info)
+	if u := sa.loginURL(urlScheme(opts.TLS) + "://" + l.Addr().String()); u != "" {
+		log.Info("open the UI and API in a browser, logged in once by this URL (or send the token 'braid auth token' prints)", "url", u)
+	}
 
 	mctx, cancel := context.WithCancel(ctx)
 	mdone := make(chan error, 1)

@@ -76,6 +76,9 @@ type Config struct {
 	WorkflowDefaults *v1alpha1.Workflow `json:"workflowDefaults,omitempty"`
 	// Persistence configures the workflow archive, under Argo's key.
 	Persistence Persistence `json:"persistence,omitempty"`
+	// SSO configures OpenID Connect single sign-on (--auth-mode sso),
+	// under Argo's key; see SSOConfig.
+	SSO *SSOConfig `json:"sso,omitempty"`
 
 	getenv func(string) string
 }

@@ -13,19 +13,26 @@ import (
 type ServerInfo struct {
 	Address string `json:"address"`
 	PID     int    `json:"pid"`
+	// Secure: the server serves TLS.
+	Secure bool `json:"secure,omitempty"`
+	// Fingerprint is the lowercase hex SHA-256 of the server's leaf
+	// certificate, which the CLI pins when it talks to this server.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // ServerFile is where a server on dataDir records its ServerInfo.
 func ServerFile(dataDir string) string { return filepath.Join(dataDir, "server.json") }
 
-// WriteServerInfo writes info to path atomically.
+// WriteServerInfo writes info to path atomically, readable by its owner
+// only (mode 0600).
 func WriteServerInfo(path string, info ServerInfo) error {
 	data, err := json.Marshal(info)
 	if err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	_ = os.Remove(tmp) // WriteFile keeps the mode of a file that exists
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

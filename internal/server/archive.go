@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
+	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/wfops"
@@ -144,7 +145,7 @@ func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqli
 
 // get reads an archived workflow; namespace and name, when given, must be
 // the workflow's.
-func (s *archiveServer) get(ctx context.Context, uid, namespace, name string) (*v1alpha1.Workflow, error) {
+func (s *archiveServer) get(ctx context.Context, verb, uid, namespace, name string) (*v1alpha1.Workflow, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
@@ -158,11 +159,15 @@ func (s *archiveServer) get(ctx context.Context, uid, namespace, name string) (*
 	if (namespace != "" && wf.Namespace != namespace) || (name != "" && wf.Name != name) {
 		return nil, archiveError(store.ErrNotFound, uid)
 	}
+	// Named by uid: authorized once the workflow's namespace is known.
+	if err := auth.Check(ctx, auth.Attributes{Verb: verb, Resource: "archivedworkflows", Namespace: wf.Namespace, Name: wf.Name}); err != nil {
+		return nil, err
+	}
 	return wf, nil
 }
 
 func (s *archiveServer) GetArchivedWorkflow(ctx context.Context, req *workflowarchive.GetArchivedWorkflowRequest) (*structpb.Struct, error) {
-	wf, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	wf, err := s.get(ctx, "get", req.GetUid(), req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +175,7 @@ func (s *archiveServer) GetArchivedWorkflow(ctx context.Context, req *workflowar
 }
 
 func (s *archiveServer) DeleteArchivedWorkflow(ctx context.Context, req *workflowarchive.DeleteArchivedWorkflowRequest) (*workflowarchive.ArchivedWorkflowDeletedResponse, error) {
-	wf, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	wf, err := s.get(ctx, "delete", req.GetUid(), req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +231,7 @@ func (s *archiveServer) ListArchivedWorkflowLabelValues(ctx context.Context, req
 // set to run its failed part again (wfops.Retry), unless a workflow of
 // that name exists there: then `argo retry` is the way (409).
 func (s *archiveServer) RetryArchivedWorkflow(ctx context.Context, req *workflowarchive.RetryArchivedWorkflowRequest) (*structpb.Struct, error) {
-	old, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	old, err := s.get(ctx, "retry", req.GetUid(), req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +263,7 @@ func (s *archiveServer) RetryArchivedWorkflow(ctx context.Context, req *workflow
 // ResubmitArchivedWorkflow creates a new workflow from an archived one
 // (wfops.Resubmit), as argo resubmit does from a live one.
 func (s *archiveServer) ResubmitArchivedWorkflow(ctx context.Context, req *workflowarchive.ResubmitArchivedWorkflowRequest) (*structpb.Struct, error) {
-	old, err := s.get(ctx, req.GetUid(), req.GetNamespace(), req.GetName())
+	old, err := s.get(ctx, "resubmit", req.GetUid(), req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,11 @@ import (
 	"path"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -87,6 +91,16 @@ func (a *artifactServer) archived(ctx context.Context, uid string) (*v1alpha1.Wo
 func (a *artifactServer) serve(w http.ResponseWriter, r *http.Request, wf *v1alpha1.Workflow, err error, side, sub string) {
 	if err != nil {
 		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	// The route names the namespace only for live workflows: every
+	// download is authorized against the workflow's own.
+	if err := auth.Check(r.Context(), auth.Attributes{Verb: "get", Resource: "workflows", Namespace: wf.Namespace, Name: wf.Name}); err != nil {
+		code := http.StatusForbidden
+		if status.Code(err) == codes.Unauthenticated {
+			code = http.StatusUnauthorized
+		}
+		http.Error(w, status.Convert(err).Message(), code)
 		return
 	}
 	art, ok := findArtifact(wf, r.PathValue("node"), side, r.PathValue("name"))

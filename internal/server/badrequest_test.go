@@ -184,7 +184,7 @@ func TestBadRequestsREST(t *testing.T) {
 	before := storeSnapshot(t, st)
 	for _, tc := range badRequests() {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			req := httptest.NewRequest(tc.method, "http://127.0.0.1"+tc.path, strings.NewReader(tc.body))
 			if strings.Contains(tc.name, "SSE") {
 				req.Header.Set("Accept", "text/event-stream")
 			}
@@ -360,7 +360,7 @@ func FuzzCreateWorkflow(f *testing.F) {
 	h := srv.Handler()
 	f.Fuzz(func(t *testing.T, body string) {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("POST", "/api/v1/workflows/argo", strings.NewReader(body)))
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "http://127.0.0.1/api/v1/workflows/argo", strings.NewReader(body)))
 		if rec.Code == 200 {
 			var wf v1alpha1.Workflow
 			if err := json.Unmarshal(rec.Body.Bytes(), &wf); err != nil || wf.Name == "" || wf.Namespace == "" {

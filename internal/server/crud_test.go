@@ -26,7 +26,7 @@ import (
 
 // startServerStore is startServer that also returns the store, for tests
 // that write behind the server's back (watch). opts may set KeepAlive.
-func startServerStore(t *testing.T, opts Options) (string, *sqlite.Store) {
+func startServerStore(t testing.TB, opts Options) (string, *sqlite.Store) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "braid.db"), sqlite.Options{})

@@ -9,7 +9,7 @@
 //
 // Layout:
 //   - server.go: Options, New, Serve, cmux, the gateway, the error mapping
-//     of ARGO-API §3.4;
+//     of ARGO-API §3.4; tls.go: TLS under cmux (HSTS, HTTP/2 for REST);
 //   - workflow.go, create.go: WorkflowService create, get, list, delete and
 //     lint, and admission (strict decoding, names, validation);
 //   - actions.go: retry, resubmit, suspend, resume, stop, terminate and set,

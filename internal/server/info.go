@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/version"
 	"github.com/braidwf/braid/pkg/apiclient/info"
 )
@@ -36,4 +37,23 @@ func (s *infoServer) GetVersion(context.Context, *info.GetVersionRequest) (*info
 		out.GitTag = v.Version
 	}
 	return out, nil
+}
+
+// GetUserInfo says who the caller is, in argo-server's shape: empty in
+// server mode, the token's or SSO user's identity otherwise.
+func (s *infoServer) GetUserInfo(ctx context.Context, _ *info.GetUserInfoRequest) (*info.GetUserInfoResponse, error) {
+	id, ok := auth.FromContext(ctx)
+	if !ok {
+		return &info.GetUserInfoResponse{}, nil
+	}
+	return &info.GetUserInfoResponse{
+		Issuer:                  id.Issuer,
+		Subject:                 id.Subject,
+		Groups:                  id.Groups,
+		Email:                   id.Email,
+		EmailVerified:           id.EmailVerified,
+		ServiceAccountName:      id.ServiceAccountName,
+		ServiceAccountNamespace: id.ServiceAccountNamespace,
+		Name:                    id.Name,
+	}, nil
 }

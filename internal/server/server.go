@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/version"
@@ -66,6 +68,10 @@ var (
 // DefaultMaxRequestBytes bounds a request body (REST) or message (gRPC).
 const DefaultMaxRequestBytes = 16 << 20
 
+// MaxEventBytes bounds the body of an event (POST /api/v1/events/...), as
+// argo-server's 2 MB.
+const MaxEventBytes = 2 << 20
+
 // Options configure a Server.
 type Options struct {
 	Store  Store
@@ -91,6 +97,21 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// KeepAlive is the interval of SSE keep-alive comments; 0: 15s.
 	KeepAlive time.Duration
+	// TLS, when set, serves gRPC and REST over TLS on the one port (as
+	// argo-server does by default; internal/server/certs builds it) and adds
+	// Strict-Transport-Security to HTTP responses. Nil: plain.
+	TLS *tls.Config
+	// Auth authenticates and authorizes every gRPC call and HTTP request
+	// before a handler runs; nil: auth.ServerOnly() (every caller has the
+	// server's rights: direct mode and tests).
+	Auth *auth.Gatekeeper
+	// HTTPAuth configures the HTTP side of Auth (login, webhooks); the
+	// public paths /healthz, /readyz and /oauth2/ are always added.
+	HTTPAuth auth.HTTPConfig
+	// Browser configures the browser protections (hosts, origins, CORS).
+	Browser auth.BrowserConfig
+	// SSO serves /oauth2/redirect and /oauth2/callback; nil: no SSO.
+	SSO http.Handler
 }
 
 // Server serves the API. Create it with New and run it with Serve.
@@ -125,15 +146,19 @@ func New(opts Options) (*Server, error) {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = keepAliveInterval
 	}
+	if opts.Auth == nil {
+		opts.Auth = auth.ServerOnly()
+	}
 	s := &Server{opts: opts, log: opts.Logger, stopping: make(chan struct{})}
 
 	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
 	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
+	routes := auth.GatewayRoutes()
 
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(int(opts.MaxRequestBytes)),
-		grpc.ChainUnaryInterceptor(s.versionHeader),
-		grpc.ChainStreamInterceptor(stopStreams(s.stopping)),
+		grpc.ChainUnaryInterceptor(opts.Auth.UnaryInterceptor, s.versionHeader),
+		grpc.ChainStreamInterceptor(opts.Auth.StreamInterceptor, stopStreams(s.stopping)),
 	)
 	svcs := newKindServers(opts.Store, opts.Logger)
 	svcs.archive.forget = opts.ForgetWorkflow
@@ -151,6 +176,7 @@ func New(opts Options) (*Server, error) {
 		runtime.WithErrorHandler(errorHandler),
 		runtime.WithMetadata(eventMetadata),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithMiddlewares(opts.Auth.GatewayMiddleware(routes)),
 		runtime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
 			w.Header().Set("Grpc-Metadata-Argo-Version", opts.Version.Version)
 			return nil
@@ -184,13 +210,35 @@ func New(opts Options) (*Server, error) {
 	})
 	limit := opts.MaxRequestBytes
 	mux.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		l := limit
+		if strings.HasPrefix(r.URL.Path, "/api/v1/events/") {
+			l = min(l, MaxEventBytes)
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, l)
 		gw.ServeHTTP(w, r)
 	}))
 	if opts.Artifacts != nil {
 		(&artifactServer{wf: wfs, drivers: opts.Artifacts}).register(mux)
 	}
-	s.http = mux
+	// Where a browser lands after logging in, until the UI serves it.
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		who := "the server's own identity"
+		if id, ok := auth.FromContext(r.Context()); ok && id.Subject != "" {
+			who = fmt.Sprintf("%q", id.Subject)
+		}
+		fmt.Fprintf(w, "braid %s: signed in as %s. The API is under /api/v1/ (try /api/v1/userinfo).\n", opts.Version.Version, who)
+	})
+	if opts.SSO != nil {
+		mux.Handle("/oauth2/", opts.SSO)
+	}
+	hc := opts.HTTPAuth
+	hc.Public = append(hc.Public, "/healthz", "/readyz", "/oauth2/")
+	h, err := auth.Browser(opts.Auth.HTTP(mux, hc), opts.Browser)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.http = h
 	return s, nil
 }
 
@@ -202,17 +250,24 @@ func (s *Server) Handler() http.Handler { return s.http }
 // (bounded by Options.ShutdownTimeout) and closes l. It returns nil after a
 // stop caused by ctx, or the error that stopped it.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	scheme := "http"
+	if s.opts.TLS != nil { // see tls.go
+		scheme, l = "https", tls.NewListener(l, s.opts.TLS)
+	}
 	m := cmux.New(l)
 	grpcL := m.MatchWithWriters(cmux.HTTP2MatchHeaderFieldSendSettings("content-type", "application/grpc"))
 	httpL := m.Match(cmux.Any())
 	hs := &http.Server{Handler: s.http, ReadHeaderTimeout: 30 * time.Second}
+	if s.opts.TLS != nil {
+		httpL = tlsHTTP(hs, httpL)
+	}
 
 	errc := make(chan error, 3)
 	go func() { errc <- fmt.Errorf("grpc: %w", s.grpc.Serve(grpcL)) }()
 	go func() { errc <- fmt.Errorf("http: %w", hs.Serve(httpL)) }()
 	go func() { errc <- fmt.Errorf("cmux: %w", m.Serve()) }()
 	s.serving.Store(true)
-	s.log.Info("serving", "address", l.Addr().String())
+	s.log.Info("serving", "address", l.Addr().String(), "url", scheme+"://"+l.Addr().String())
 
 	var err error
 	select {

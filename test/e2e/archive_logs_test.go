@@ -13,7 +13,7 @@ import (
 func TestLogsOfArchivedWorkflow(t *testing.T) {
 	dir := t.TempDir()
 	srv := startBraidServer(t, filepath.Join(dir, "home"))
-	env := []string{"ARGO_SERVER=" + srv.addr}
+	env := srv.env()
 	file := filepath.Join(dir, "wf.yaml")
 	writeFile(t, file, `apiVersion: argoproj.io/v1alpha1
 kind: Workflow

@@ -85,7 +85,7 @@ func TestCLIActions(t *testing.T) {
 			}
 			writeFile(t, filepath.Join(home, "config.yaml"), "isolation: none\n")
 			srv := startBraidServer(t, home)
-			env := append([]string{"ARGO_SERVER=" + srv.addr}, mode.env...)
+			env := srv.env(mode.env...)
 
 			t.Run("resume a suspend step", func(t *testing.T) {
 				expect(t, env, 0, "approval", "submit", writeNamed(t, dir, "approval", suspendYAML), "-o", "name")

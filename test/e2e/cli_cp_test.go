@@ -35,7 +35,7 @@ func TestCLICp(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
 			srv := startBraidServer(t, filepath.Join(dir, "home"))
-			env := append([]string{"ARGO_SERVER=" + srv.addr}, mode.env...)
+			env := srv.env(mode.env...)
 			expect(t, env, 0, "arts Succeeded", "submit", writeNamed(t, dir, "arts", artifactYAML), "--wait")
 			expect(t, env, 0, "made", "logs", "arts")
 			out := filepath.Join(dir, "out")

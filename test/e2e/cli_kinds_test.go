@@ -96,7 +96,7 @@ func TestCLIKinds(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
 			srv := startBraidServer(t, filepath.Join(dir, "home"))
-			env := append([]string{"ARGO_SERVER=" + srv.addr}, mode.env...)
+			env := srv.env(mode.env...)
 			files := map[string]string{"tmpl.yaml": greetTemplateYAML, "cluster.yaml": clusterTemplateYAML, "cron.yaml": cronYAML}
 			for name, data := range files {
 				writeFile(t, filepath.Join(dir, name), data)
@@ -334,7 +334,7 @@ func TestCLIApplyBindingDirect(t *testing.T) {
 	if !strings.Contains(r.out, "workflowtemplate.argoproj.io/on-event unchanged\n") {
 		t.Fatalf("apply of a binding through a server:\n%s", r.out)
 	}
-	resp, err := http.Post("http://"+srv.addr+"/api/v1/events/default/push", "application/json", strings.NewReader(`{"message":"go"}`))
+	resp, err := srv.post("/api/v1/events/default/push", []byte(`{"message":"go"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

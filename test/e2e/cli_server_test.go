@@ -13,12 +13,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	apiclient "github.com/braidwf/braid/pkg/apiclient/client"
 )
 
-// braidServer is a `braid server` started by a test on a free port.
+// braidServer is a `braid server` started by a test on a free port, with
+// the secure defaults: TLS with a self-signed certificate and client auth
+// with the local token of its data directory.
 type braidServer struct {
 	addr string
 	home string
+	// fingerprint is the SHA-256 of the server's certificate, as its
+	// server.json records it.
+	fingerprint string
+	// token is the local token of the data directory (braid_...).
+	token string
+	// client trusts exactly the server's certificate (pinned by its
+	// fingerprint) and sends nothing on its own: do adds the token.
+	client *http.Client
 }
 
 // startBraidServer starts `braid server` on home and stops it (by PID)
@@ -54,31 +66,129 @@ func startBraidServer(t *testing.T, home string) *braidServer {
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(15 * time.Second)
+	var last error
 	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + addr + "/readyz")
+		srv, err := readyServer(home, addr, cmd.Process.Pid)
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return &braidServer{addr: addr, home: home}
-			}
+			t.Cleanup(srv.client.CloseIdleConnections)
+			return srv
 		}
+		last = err
 		select {
 		case <-done:
 			t.Fatalf("braid server exited:\n%s", log.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	t.Fatalf("braid server not ready after 15s:\n%s", log.String())
+	t.Fatalf("braid server not ready after 15s (%v):\n%s", last, log.String())
 	return nil
 }
 
-// cleanEnv is the environment without the variables that choose a server.
+// readyServer is the server of process pid on addr with its data in home,
+// once it is ready: its server.json names addr and pid, and it answers
+// /readyz over TLS with the certificate server.json pins.
+func readyServer(home, addr string, pid int) (*braidServer, error) {
+	var info struct {
+		Address     string `json:"address"`
+		PID         int    `json:"pid"`
+		Secure      bool   `json:"secure"`
+		Fingerprint string `json:"fingerprint"`
+	}
+	data, err := os.ReadFile(filepath.Join(home, "server.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &info); err != nil {
+		return nil, fmt.Errorf("server.json: %w", err)
+	}
+	if info.Address != addr || info.PID != pid {
+		return nil, fmt.Errorf("server.json names %s (pid %d), not %s (pid %d)", info.Address, info.PID, addr, pid)
+	}
+	if !info.Secure || info.Fingerprint == "" {
+		return nil, fmt.Errorf("server.json: the server does not serve TLS by default: %s", data)
+	}
+	token, err := os.ReadFile(filepath.Join(home, "token"))
+	if err != nil {
+		return nil, fmt.Errorf("the local token: %w", err)
+	}
+	tc, err := apiclient.TLSConfig(apiclient.Options{Address: addr, Secure: true, CertFingerprint: info.Fingerprint})
+	if err != nil {
+		return nil, err
+	}
+	srv := &braidServer{addr: addr, home: home, fingerprint: info.Fingerprint, token: strings.TrimSpace(string(token)),
+		client: &http.Client{
+			Transport: &http.Transport{TLSClientConfig: tc, ForceAttemptHTTP2: true},
+			Timeout:   time.Minute,
+		}}
+	resp, err := srv.client.Get(srv.url("/readyz"))
+	if err != nil {
+		srv.client.CloseIdleConnections()
+		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		srv.client.CloseIdleConnections()
+		return nil, fmt.Errorf("/readyz: %s", resp.Status)
+	}
+	return srv, nil
+}
+
+// url is the server's https URL of path.
+func (s *braidServer) url(path string) string { return "https://" + s.addr + path }
+
+// bearer is the Authorization header of the local token.
+func (s *braidServer) bearer() string { return "Bearer " + s.token }
+
+// env is the CLI's environment to talk to the server: its data directory,
+// where the CLI finds the server's certificate fingerprint to pin and the
+// local token to send, and its address; then extra.
+func (s *braidServer) env(extra ...string) []string {
+	return append([]string{"BRAID_HOME=" + s.home, "ARGO_SERVER=" + s.addr}, extra...)
+}
+
+// do sends req to the server with the local token (unless req has an
+// Authorization header already).
+func (s *braidServer) do(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") == "" {
+		req.Header.Set("Authorization", s.bearer())
+	}
+	return s.client.Do(req)
+}
+
+// get GETs path with the local token.
+func (s *braidServer) get(path string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, s.url(path), nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.do(req)
+}
+
+// post POSTs the JSON body to path with the local token.
+func (s *braidServer) post(path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, s.url(path), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return s.do(req)
+}
+
+// curlArgs are the arguments with which the real curl trusts the server's
+// certificate and sends the local token, then args.
+func (s *braidServer) curlArgs(args ...string) []string {
+	return append([]string{"--cacert", filepath.Join(s.home, "tls", "tls.crt"), "-H", "Authorization: " + s.bearer()}, args...)
+}
+
+// cleanEnv is the environment without the variables that choose a server
+// or how to reach it.
 func cleanEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "ARGO_SERVER", "BRAID_SERVER", "ARGO_HTTP1", "ARGO_NAMESPACE", "ARGO_TOKEN", "ARGO_SECURE", "BRAID_HOME", "TERM":
+		case "ARGO_SERVER", "BRAID_SERVER", "ARGO_HTTP1", "ARGO_NAMESPACE", "ARGO_TOKEN", "ARGO_SECURE",
+			"ARGO_INSECURE_SKIP_VERIFY", "ARGO_BASE_HREF", "BRAID_HOME", "TERM":
 			continue
 		}
 		env = append(env, kv)
@@ -156,7 +266,7 @@ func TestCLIWorkflowCommands(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
 			srv := startBraidServer(t, filepath.Join(dir, "home"))
-			env := append([]string{"ARGO_SERVER=" + srv.addr}, mode.env...)
+			env := srv.env(mode.env...)
 			good, bad := filepath.Join(dir, "good.yaml"), filepath.Join(dir, "bad.yaml")
 			writeFile(t, good, workflowYAML("good", "echo hello from good"))
 			writeFile(t, bad, workflowYAML("bad", "echo going down; exit 3"))

@@ -56,8 +56,8 @@ func TestConformanceServer(t *testing.T) {
 		h.applied[c.path] = runCLI(context.Background(), time.Minute, nil, "apply", "--data-dir", home, "-f", filepath.Join(dir, c.path))
 	}
 	srv := startBraidServer(t, home)
-	h.env = []string{"ARGO_SERVER=" + srv.addr}
-	h.addr = srv.addr
+	h.env = srv.env()
+	h.srv = srv
 
 	results := h.runAll(cases)
 	passed, failed, known := 0, 0, 0
@@ -221,7 +221,7 @@ func applyOrder(cases []serverCase) []serverCase {
 // serverHarness runs the cases against one server.
 type serverHarness struct {
 	dir     string
-	addr    string
+	srv     *braidServer
 	env     []string
 	applied map[string]cliResult // by path: braid apply of the file
 }
@@ -464,7 +464,7 @@ func runCLI(ctx context.Context, d time.Duration, env []string, args ...string) 
 
 // postEvent posts an event to the server's webhook endpoint.
 func (h *serverHarness) postEvent(ctx context.Context, ns, discriminator string, header http.Header, payload string) error {
-	url := fmt.Sprintf("http://%s/api/v1/events/%s/%s", h.addr, ns, discriminator)
+	url := h.srv.url(fmt.Sprintf("/api/v1/events/%s/%s", ns, discriminator))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(payload))
 	if err != nil {
 		return err
@@ -475,7 +475,7 @@ func (h *serverHarness) postEvent(ctx context.Context, ns, discriminator string,
 			req.Header.Add(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := h.srv.do(req)
 	if err != nil {
 		return fmt.Errorf("post event: %w", err)
 	}

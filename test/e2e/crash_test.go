@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,9 +23,12 @@ import (
 type crashServer struct {
 	t    *testing.T
 	home string
-	addr string
-	cmd  *exec.Cmd
-	log  *syncBuffer
+	// srv reaches the running server, over TLS with the local token; a
+	// start replaces it (the port changes, the certificate and the token
+	// stay with the data directory).
+	srv *braidServer
+	cmd *exec.Cmd
+	log *syncBuffer
 }
 
 func newCrashServer(t *testing.T) *crashServer {
@@ -52,21 +54,23 @@ func (s *crashServer) start() {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s.addr = fmt.Sprintf("127.0.0.1:%d", port)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	s.log = &syncBuffer{}
 	s.cmd = exec.Command(braidBin, "server", "--port", fmt.Sprint(port), "--data-dir", s.home)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	s.cmd.Env = cleanEnv()
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
+	if s.srv != nil {
+		s.srv.client.CloseIdleConnections()
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + s.addr + "/readyz")
+		srv, err := readyServer(s.home, addr, s.cmd.Process.Pid)
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+			s.srv = srv
+			return
 		}
 		if time.Now().After(deadline) {
 			s.t.Fatalf("server not ready: %v\n%s", err, s.log.String())
@@ -93,7 +97,7 @@ func (s *crashServer) submit(src string) (string, error) {
 		s.t.Fatal(err)
 	}
 	body, _ := json.Marshal(map[string]any{"workflow": obj})
-	resp, err := http.Post("http://"+s.addr+"/api/v1/workflows/default", "application/json", bytes.NewReader(body))
+	resp, err := s.srv.post("/api/v1/workflows/default", body)
 	if err != nil {
 		return "", err
 	}
@@ -127,7 +131,7 @@ type crashWF struct {
 
 func (s *crashServer) get(name string) (crashWF, error) {
 	var wf crashWF
-	resp, err := http.Get("http://" + s.addr + "/api/v1/workflows/default/" + name)
+	resp, err := s.srv.get("/api/v1/workflows/default/" + name)
 	if err != nil {
 		return wf, err
 	}

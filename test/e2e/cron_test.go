@@ -204,7 +204,7 @@ func TestCronE2EScheduling(t *testing.T) {
 func TestCLICronBackfill(t *testing.T) {
 	dir := t.TempDir()
 	srv := startBraidServer(t, filepath.Join(dir, "home"))
-	env := []string{"ARGO_SERVER=" + srv.addr}
+	env := srv.env()
 	file := filepath.Join(dir, "cron.yaml")
 	writeFile(t, file, `apiVersion: argoproj.io/v1alpha1
 kind: CronWorkflow
@@ -270,7 +270,7 @@ spec:
 func TestCronServerSchedules(t *testing.T) {
 	dir := t.TempDir()
 	srv := startBraidServer(t, filepath.Join(dir, "home"))
-	env := []string{"ARGO_SERVER=" + srv.addr}
+	env := srv.env()
 	file := filepath.Join(dir, "tick.yaml")
 	writeFile(t, file, `apiVersion: argoproj.io/v1alpha1
 kind: CronWorkflow
@@ -316,7 +316,7 @@ spec:
 func TestSubmitScheduledTime(t *testing.T) {
 	dir := t.TempDir()
 	srv := startBraidServer(t, filepath.Join(dir, "home"))
-	env := []string{"ARGO_SERVER=" + srv.addr}
+	env := srv.env()
 	const body = `
   entrypoint: main
   templates:

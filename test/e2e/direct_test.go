@@ -26,7 +26,9 @@ spec:
     container: {image: busybox, command: [echo, "kept after the step"]}
 `)
 	braid := func(args ...string) (string, int) {
-		out, err := exec.Command(braidBin, append(args, "--data-dir", home)...).CombinedOutput()
+		cmd := exec.Command(braidBin, append(args, "--data-dir", home)...)
+		cmd.Env = cleanEnv()
+		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()

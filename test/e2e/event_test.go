@@ -37,12 +37,14 @@ spec:
         valueFrom: {event: payload.version}
 `
 
-// curlPost POSTs body as JSON with the real curl and returns the status
-// code and the response body.
-func curlPost(t *testing.T, url, body string) (int, string) {
+// curlPost POSTs body as JSON to the server's path with the real curl,
+// which trusts the server's certificate and sends the local token, and
+// returns the status code and the response body.
+func curlPost(t *testing.T, srv *braidServer, path, body string) (int, string) {
 	t.Helper()
-	out, err := exec.Command("curl", "-sS", "-X", "POST", "-H", "Content-Type: application/json",
-		"-d", body, "-w", "\n%{http_code}", url).Output()
+	url := srv.url(path)
+	out, err := exec.Command("curl", srv.curlArgs("-sS", "-X", "POST", "-H", "Content-Type: application/json",
+		"-d", body, "-w", "\n%{http_code}", url)...).Output()
 	if err != nil {
 		t.Fatalf("curl %s: %v", url, err)
 	}
@@ -74,27 +76,29 @@ type eventWorkflow struct {
 	} `json:"status"`
 }
 
-func getJSON(t *testing.T, url string, v any) int {
+// getJSON GETs the server's path with the local token and decodes an
+// answer of 200 into v; it returns the status code.
+func getJSON(t *testing.T, srv *braidServer, path string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := srv.get(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-			t.Fatalf("GET %s: %v", url, err)
+			t.Fatalf("GET %s: %v", path, err)
 		}
 	}
 	return resp.StatusCode
 }
 
-func listEventWorkflows(t *testing.T, addr string) []eventWorkflow {
+func listEventWorkflows(t *testing.T, srv *braidServer) []eventWorkflow {
 	t.Helper()
 	var l struct {
 		Items []eventWorkflow `json:"items"`
 	}
-	if code := getJSON(t, "http://"+addr+"/api/v1/workflows/default", &l); code != http.StatusOK {
+	if code := getJSON(t, srv, "/api/v1/workflows/default", &l); code != http.StatusOK {
 		t.Fatalf("list workflows: %d", code)
 	}
 	return l.Items
@@ -114,7 +118,7 @@ func TestEventBindingServer(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
 			srv := startBraidServer(t, filepath.Join(dir, "home"))
-			env := append([]string{"ARGO_SERVER=" + srv.addr}, mode.env...)
+			env := srv.env(mode.env...)
 			tmpl, binding := filepath.Join(dir, "template.yaml"), filepath.Join(dir, "binding.yaml")
 			writeFile(t, tmpl, eventTemplateYAML)
 			writeFile(t, binding, eventBindingYAML)
@@ -130,21 +134,21 @@ func TestEventBindingServer(t *testing.T) {
 			writeFile(t, binding, eventBindingYAML)
 			expect(t, env, 0, "workfloweventbinding.argoproj.io/on-deploy configured\n", "apply", "-f", binding)
 
-			events := "http://" + srv.addr + "/api/v1/events/default/"
+			events := "/api/v1/events/default/"
 			// No match: another app, then the right app under another discriminator.
 			for _, ev := range []struct{ disc, body string }{{"deploy", `{"app":"api","version":"v0"}`}, {"release", `{"app":"web","version":"v0"}`}} {
-				if code, body := curlPost(t, events+ev.disc, ev.body); code != 200 || body != "{}" {
+				if code, body := curlPost(t, srv, events+ev.disc, ev.body); code != 200 || body != "{}" {
 					t.Fatalf("unmatched event: %d %s", code, body)
 				}
 			}
-			if wfs := listEventWorkflows(t, srv.addr); len(wfs) != 0 {
+			if wfs := listEventWorkflows(t, srv); len(wfs) != 0 {
 				t.Fatalf("unmatched events created %d workflows", len(wfs))
 			}
 
-			if code, body := curlPost(t, events+"deploy", `{"app":"web","version":"v1.2.3"}`); code != 200 || body != "{}" {
+			if code, body := curlPost(t, srv, events+"deploy", `{"app":"web","version":"v1.2.3"}`); code != 200 || body != "{}" {
 				t.Fatalf("event: %d %s", code, body)
 			}
-			wfs := listEventWorkflows(t, srv.addr)
+			wfs := listEventWorkflows(t, srv)
 			if len(wfs) != 1 || wfs[0].Metadata.Labels["workflows.argoproj.io/workflow-event-binding"] != "on-deploy" {
 				t.Fatalf("after the event: %+v", wfs)
 			}
@@ -152,7 +156,7 @@ func TestEventBindingServer(t *testing.T) {
 			if p := wfs[0].Spec.Arguments.Parameters; len(p) != 1 || p[0].Name != "version" || p[0].Value != "v1.2.3" {
 				t.Errorf("parameters %+v, want version=v1.2.3", p)
 			}
-			waitEventPhase(t, srv.addr, name, "Succeeded")
+			waitEventPhase(t, srv, name, "Succeeded")
 			waitForOutput(t, env, "deploying v1.2.3", "logs", name)
 
 			bad := filepath.Join(dir, "bad.yaml")
@@ -164,19 +168,19 @@ func TestEventBindingServer(t *testing.T) {
 				}
 			}
 			var b any
-			if code := getJSON(t, "http://"+srv.addr+"/api/v1/workflow-event-bindings/default/broken", &b); code != http.StatusNotFound {
+			if code := getJSON(t, srv, "/api/v1/workflow-event-bindings/default/broken", &b); code != http.StatusNotFound {
 				t.Errorf("the refused binding: GET answered %d, want 404", code)
 			}
 		})
 	}
 }
 
-func waitEventPhase(t *testing.T, addr, name, phase string) {
+func waitEventPhase(t *testing.T, srv *braidServer, name, phase string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var wf eventWorkflow
-		getJSON(t, "http://"+addr+"/api/v1/workflows/default/"+name, &wf)
+		getJSON(t, srv, "/api/v1/workflows/default/"+name, &wf)
 		if wf.Status.Phase == phase {
 			return
 		}

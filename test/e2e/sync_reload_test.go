@@ -19,7 +19,7 @@ func TestSemaphoreConfigReload(t *testing.T) {
 	config := filepath.Join(home, "config.yaml")
 	writeFile(t, config, "configMaps:\n  my-config: {other: \"1\"}\n")
 	srv := startBraidServer(t, home)
-	env := []string{"ARGO_SERVER=" + srv.addr}
+	env := srv.env()
 	wf := filepath.Join(dir, "wf.yaml")
 	writeFile(t, wf, `apiVersion: argoproj.io/v1alpha1
 kind: Workflow

@@ -33,7 +33,7 @@ spec:
 `)
 	expect(t, nil, 0, "workflowtemplate.argoproj.io/ns-only created", "apply", "--data-dir", home, "-f", nsOnly)
 	srv := startBraidServer(t, home)
-	env := []string{"ARGO_SERVER=" + srv.addr}
+	env := srv.env()
 
 	for _, tc := range []struct {
 		name, yaml, want string
@@ -97,7 +97,7 @@ spec:
 			if r.code == 0 || !strings.Contains(r.err, tc.want) || strings.TrimSpace(r.out) != "" {
 				t.Fatalf("submit: exit %d, want a refusal naming %s\nstdout:\n%s\nstderr:\n%s", r.code, tc.want, r.out, r.err)
 			}
-			code, body := postJSON(t, srv.addr, "/api/v1/workflows/default", map[string]any{"workflow": yamlObject(t, doc)})
+			code, body := postJSON(t, srv, "/api/v1/workflows/default", map[string]any{"workflow": yamlObject(t, doc)})
 			if code != http.StatusBadRequest || !strings.Contains(body, jsonQuoted(tc.want)) {
 				t.Fatalf("POST /api/v1/workflows/default: %d %s, want 400 naming %s", code, body, tc.want)
 			}
@@ -113,7 +113,7 @@ spec:
 		if r.code == 0 || !strings.Contains(r.err, from.want) {
 			t.Fatalf("submit --from %s/%s: exit %d, want %s\nstdout:\n%s\nstderr:\n%s", from.kind, from.name, r.code, from.want, r.out, r.err)
 		}
-		code, body := postJSON(t, srv.addr, "/api/v1/workflows/default/submit",
+		code, body := postJSON(t, srv, "/api/v1/workflows/default/submit",
 			map[string]any{"namespace": "default", "resourceKind": from.kind, "resourceName": from.name})
 		if code != http.StatusNotFound || !strings.Contains(body, jsonQuoted(from.want)) {
 			t.Fatalf("POST /api/v1/workflows/default/submit %s/%s: %d %s, want 404 naming it", from.kind, from.name, code, body)
@@ -242,15 +242,15 @@ func yamlObject(t *testing.T, doc string) map[string]any {
 	return m
 }
 
-// postJSON posts body to the server's REST API and returns the status and
-// the answer.
-func postJSON(t *testing.T, addr, path string, body any) (int, string) {
+// postJSON posts body to the server's REST API, with the local token, and
+// returns the status and the answer.
+func postJSON(t *testing.T, srv *braidServer, path string, body any) (int, string) {
 	t.Helper()
 	data, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post("http://"+addr+path, "application/json", bytes.NewReader(data))
+	resp, err := srv.post(path, data)
 	if err != nil {
 		t.Fatal(err)
 	}

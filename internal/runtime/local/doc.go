@@ -6,8 +6,10 @@
 // A container or script template runs as one process in its own process
 // group: the container's command and args (or, for a script, the command,
 // the args and the staged source file), resolved through the image table of
-// internal/executor, with the container's env added to braid's environment
-// and its workingDir as the current directory. Stdin is /dev/null; stdout
+// internal/executor, with its workingDir as the current directory and an
+// environment of PATH, HOME, the container's env and the run's ARGO_*
+// variables: never braid's own environment, which holds secrets
+// (environ.go). Stdin is /dev/null; stdout
 // and stderr go straight to the step's log file, so a step that prints
 // gigabytes costs braid no memory. When the result is wanted, stdout goes
 // through a pipe instead, copied to the log and into a bounded tail

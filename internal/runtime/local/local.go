@@ -51,8 +51,11 @@ type Config struct {
 	Braid string
 	// KillGrace is the time between SIGTERM and SIGKILL; 0 means 10s.
 	KillGrace time.Duration
-	// Environ is the environment every step starts from ("KEY=value"); nil
-	// means braid's own (os.Environ()).
+	// Environ is the environment every step on the host's root starts
+	// from ("KEY=value"), before its container's env and the run's ARGO_*
+	// variables; nil means what a container gives: PATH (braid's) and HOME
+	// (the step's user's), and nothing else (environ.go). Never pass
+	// braid's own environment: it holds the BRAID_SECRET_* credentials.
 	Environ []string
 	// MaxCachedRuns is how many finished runs Status answers from memory;
 	// older ones are read back from their result.json. 0 means 10000.
@@ -143,9 +146,6 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 10 * time.Second
 	}
-	if cfg.Environ == nil {
-		cfg.Environ = os.Environ()
-	}
 	if cfg.MaxCachedRuns <= 0 {
 		cfg.MaxCachedRuns = 10000
 	}
@@ -166,17 +166,27 @@ func New(cfg Config) (*Runtime, error) {
 		dirs:     make(map[string]bool),
 		shims:    make(map[string]*shim),
 	}
-	rt.basePath = envValue(cfg.Environ, "PATH")
 	if cfg.ImagesDir != "" {
 		rt.imageStore = image.NewStore(cfg.ImagesDir, filepath.Join(dataDir, rootfsDir))
 	}
 	rt.privateTmp = canPrivateTmp()
+	// The data directory holds every step's files and log: braid's user's
+	// only (steps run as that user, or as root, or in a user namespace
+	// mapped to it). One that exists keeps its mode: braid's CLI tightens it.
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
 	if err := os.MkdirAll(rt.runsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
 	if rt.sandbox, err = rt.newSandbox(cfg.Isolation); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
+	if rt.cfg.Environ == nil {
+		inUserns := rt.sandbox != nil && rt.sandbox.userns != nil
+		rt.cfg.Environ = baseEnviron(os.Getenv("PATH"), os.Geteuid(), inUserns)
+	}
+	rt.basePath = envValue(rt.cfg.Environ, "PATH")
 	rt.cgroups, rt.cgroupErr = detectCgroups("/sys/fs/cgroup")
 	if rt.idx, err = openIndex(rt.runsDir); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)

@@ -113,6 +113,9 @@ func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline
 		}
 		stdout = pw
 	}
+	if p.env == nil {
+		p.env = []string{} // nil would make the process inherit braid's environment
+	}
 	attr := &os.ProcAttr{
 		Dir:   p.workDir,
 		Env:   p.env,

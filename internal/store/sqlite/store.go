@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
@@ -76,6 +78,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", abs, err)
 	}
+	if err := restrictFiles(abs); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", abs, err)
+	}
 	s := &Store{path: abs, log: opts.Logger, clock: opts.Clock}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -139,7 +144,45 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := s.r.PingContext(ctx); err != nil {
 		return fail(err)
 	}
+	if err := restrictFiles(abs); err != nil { // the -wal and -shm files SQLite made
+		return fail(err)
+	}
 	return s, nil
+}
+
+// restrictFiles makes the database file (created empty when missing) and
+// its -wal and -shm files readable and writable by braid's user only: they
+// hold every workflow with its parameters and outputs. SQLite creates the
+// -wal and -shm files with the database file's mode, so a new store is
+// 0600 throughout; a store made with looser modes is tightened. An
+// existing file is never opened: closing a descriptor of it would drop the
+// POSIX locks that SQLite holds on it in this process.
+func restrictFiles(abs string) error {
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case err == nil:
+		if err := f.Close(); err != nil {
+			return err
+		}
+	case !errors.Is(err, fs.ErrExist):
+		return err
+	}
+	for _, p := range []string{abs, abs + "-wal", abs + "-shm"} {
+		info, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(p, info.Mode().Perm()&0o700); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dsn builds the modernc.org/sqlite data source name. The path is escaped

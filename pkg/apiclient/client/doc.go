@@ -13,6 +13,11 @@
 //     decodes the JSON answer; server streams (watch, logs) are read as
 //     server-sent events ("data: " lines), as argo's HTTP/1 client reads them.
 //
+// Both use the same TLS settings (Options.Secure): the system's roots or
+// CACertFile, InsecureSkipVerify, or CertFingerprint, which pins the server's
+// leaf certificate by its SHA-256 instead of verifying a chain (the braid CLI
+// pins the self-signed certificate of a local `braid server` this way).
+//
 // NewConn wraps a connection the caller made itself (for example to an
 // in-process server on a bufconn listener).
 //

@@ -30,13 +30,13 @@ type restConn struct {
 
 var _ grpc.ClientConnInterface = (*restConn)(nil)
 
-func newRESTConn(o Options) (*restConn, error) {
+func newRESTConn(o Options, tc *tls.Config) (*restConn, error) {
 	tr, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		return nil, errors.New("client: http.DefaultTransport is not an *http.Transport")
 	}
 	tr = tr.Clone()
-	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // the user asked for it
+	tr.TLSClientConfig = tc.Clone() // the transport adds its ALPN protocols to its copy
 	if o.Dial != nil {
 		dial := o.Dial
 		tr.DialContext = func(ctx context.Context, _, addr string) (net.Conn, error) { return dial(ctx, addr) }

@@ -193,11 +193,12 @@ type InfoResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	ManagedNamespace string                 `protobuf:"bytes,1,opt,name=managedNamespace,proto3" json:"managedNamespace,omitempty"`
 	Links            []*Link                `protobuf:"bytes,2,rep,name=links,proto3" json:"links,omitempty"`
-	NavColor         string                 `protobuf:"bytes,3,opt,name=navColor,proto3" json:"navColor,omitempty"`
-	Modals           map[string]bool        `protobuf:"bytes,4,rep,name=modals,proto3" json:"modals,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	Columns          []*Column              `protobuf:"bytes,5,rep,name=columns,proto3" json:"columns,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// which modals to show
+	Modals        map[string]bool `protobuf:"bytes,3,rep,name=modals,proto3" json:"modals,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	NavColor      string          `protobuf:"bytes,4,opt,name=navColor,proto3" json:"navColor,omitempty"`
+	Columns       []*Column       `protobuf:"bytes,5,rep,name=columns,proto3" json:"columns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InfoResponse) Reset() {
@@ -244,18 +245,18 @@ func (x *InfoResponse) GetLinks() []*Link {
 	return nil
 }
 
-func (x *InfoResponse) GetNavColor() string {
-	if x != nil {
-		return x.NavColor
-	}
-	return ""
-}
-
 func (x *InfoResponse) GetModals() map[string]bool {
 	if x != nil {
 		return x.Modals
 	}
 	return nil
+}
+
+func (x *InfoResponse) GetNavColor() string {
+	if x != nil {
+		return x.NavColor
+	}
+	return ""
 }
 
 func (x *InfoResponse) GetColumns() []*Column {
@@ -301,6 +302,143 @@ func (*GetVersionRequest) Descriptor() ([]byte, []int) {
 	return file_braid_info_info_proto_rawDescGZIP(), []int{4}
 }
 
+type GetUserInfoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetUserInfoRequest) Reset() {
+	*x = GetUserInfoRequest{}
+	mi := &file_braid_info_info_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUserInfoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUserInfoRequest) ProtoMessage() {}
+
+func (x *GetUserInfoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_info_info_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUserInfoRequest.ProtoReflect.Descriptor instead.
+func (*GetUserInfoRequest) Descriptor() ([]byte, []int) {
+	return file_braid_info_info_proto_rawDescGZIP(), []int{5}
+}
+
+// Who the caller is, as the authenticator found them.
+type GetUserInfoResponse struct {
+	state                   protoimpl.MessageState `protogen:"open.v1"`
+	Issuer                  string                 `protobuf:"bytes,1,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	Subject                 string                 `protobuf:"bytes,2,opt,name=subject,proto3" json:"subject,omitempty"`
+	Groups                  []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"`
+	Email                   string                 `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	EmailVerified           bool                   `protobuf:"varint,5,opt,name=emailVerified,proto3" json:"emailVerified,omitempty"`
+	ServiceAccountName      string                 `protobuf:"bytes,6,opt,name=serviceAccountName,proto3" json:"serviceAccountName,omitempty"`
+	ServiceAccountNamespace string                 `protobuf:"bytes,7,opt,name=serviceAccountNamespace,proto3" json:"serviceAccountNamespace,omitempty"`
+	Name                    string                 `protobuf:"bytes,8,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *GetUserInfoResponse) Reset() {
+	*x = GetUserInfoResponse{}
+	mi := &file_braid_info_info_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetUserInfoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetUserInfoResponse) ProtoMessage() {}
+
+func (x *GetUserInfoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_braid_info_info_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetUserInfoResponse.ProtoReflect.Descriptor instead.
+func (*GetUserInfoResponse) Descriptor() ([]byte, []int) {
+	return file_braid_info_info_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetUserInfoResponse) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *GetUserInfoResponse) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *GetUserInfoResponse) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *GetUserInfoResponse) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *GetUserInfoResponse) GetEmailVerified() bool {
+	if x != nil {
+		return x.EmailVerified
+	}
+	return false
+}
+
+func (x *GetUserInfoResponse) GetServiceAccountName() string {
+	if x != nil {
+		return x.ServiceAccountName
+	}
+	return ""
+}
+
+func (x *GetUserInfoResponse) GetServiceAccountNamespace() string {
+	if x != nil {
+		return x.ServiceAccountNamespace
+	}
+	return ""
+}
+
+func (x *GetUserInfoResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 // Argo's wf.Version.
 type Version struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -318,7 +456,7 @@ type Version struct {
 
 func (x *Version) Reset() {
 	*x = Version{}
-	mi := &file_braid_info_info_proto_msgTypes[5]
+	mi := &file_braid_info_info_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +468,7 @@ func (x *Version) String() string {
 func (*Version) ProtoMessage() {}
 
 func (x *Version) ProtoReflect() protoreflect.Message {
-	mi := &file_braid_info_info_proto_msgTypes[5]
+	mi := &file_braid_info_info_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +481,7 @@ func (x *Version) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Version.ProtoReflect.Descriptor instead.
 func (*Version) Descriptor() ([]byte, []int) {
-	return file_braid_info_info_proto_rawDescGZIP(), []int{5}
+	return file_braid_info_info_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Version) GetVersion() string {
@@ -420,14 +558,24 @@ const file_braid_info_info_proto_rawDesc = "" +
 	"\fInfoResponse\x12*\n" +
 	"\x10managedNamespace\x18\x01 \x01(\tR\x10managedNamespace\x12 \n" +
 	"\x05links\x18\x02 \x03(\v2\n" +
-	".info.LinkR\x05links\x12\x1a\n" +
-	"\bnavColor\x18\x03 \x01(\tR\bnavColor\x126\n" +
-	"\x06modals\x18\x04 \x03(\v2\x1e.info.InfoResponse.ModalsEntryR\x06modals\x12&\n" +
+	".info.LinkR\x05links\x126\n" +
+	"\x06modals\x18\x03 \x03(\v2\x1e.info.InfoResponse.ModalsEntryR\x06modals\x12\x1a\n" +
+	"\bnavColor\x18\x04 \x01(\tR\bnavColor\x12&\n" +
 	"\acolumns\x18\x05 \x03(\v2\f.info.ColumnR\acolumns\x1a9\n" +
 	"\vModalsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\bR\x05value:\x028\x01\"\x13\n" +
-	"\x11GetVersionRequest\"\xf1\x01\n" +
+	"\x11GetVersionRequest\"\x14\n" +
+	"\x12GetUserInfoRequest\"\x99\x02\n" +
+	"\x13GetUserInfoResponse\x12\x16\n" +
+	"\x06issuer\x18\x01 \x01(\tR\x06issuer\x12\x18\n" +
+	"\asubject\x18\x02 \x01(\tR\asubject\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\x12\x14\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\x12$\n" +
+	"\remailVerified\x18\x05 \x01(\bR\remailVerified\x12.\n" +
+	"\x12serviceAccountName\x18\x06 \x01(\tR\x12serviceAccountName\x128\n" +
+	"\x17serviceAccountNamespace\x18\a \x01(\tR\x17serviceAccountNamespace\x12\x12\n" +
+	"\x04name\x18\b \x01(\tR\x04name\"\xf1\x01\n" +
 	"\aVersion\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x1c\n" +
 	"\tbuildDate\x18\x02 \x01(\tR\tbuildDate\x12\x1c\n" +
@@ -436,11 +584,12 @@ const file_braid_info_info_proto_rawDesc = "" +
 	"\fgitTreeState\x18\x05 \x01(\tR\fgitTreeState\x12\x1c\n" +
 	"\tgoVersion\x18\x06 \x01(\tR\tgoVersion\x12\x1a\n" +
 	"\bcompiler\x18\a \x01(\tR\bcompiler\x12\x1a\n" +
-	"\bplatform\x18\b \x01(\tR\bplatform2\xa7\x01\n" +
+	"\bplatform\x18\b \x01(\tR\bplatform2\x85\x02\n" +
 	"\vInfoService\x12I\n" +
 	"\aGetInfo\x12\x14.info.GetInfoRequest\x1a\x12.info.InfoResponse\"\x14\x82\xd3\xe4\x93\x02\x0e\x12\f/api/v1/info\x12M\n" +
 	"\n" +
-	"GetVersion\x12\x17.info.GetVersionRequest\x1a\r.info.Version\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/api/v1/versionB2Z0github.com/braidwf/braid/pkg/apiclient/info;infob\x06proto3"
+	"GetVersion\x12\x17.info.GetVersionRequest\x1a\r.info.Version\"\x17\x82\xd3\xe4\x93\x02\x11\x12\x0f/api/v1/version\x12\\\n" +
+	"\vGetUserInfo\x12\x18.info.GetUserInfoRequest\x1a\x19.info.GetUserInfoResponse\"\x18\x82\xd3\xe4\x93\x02\x12\x12\x10/api/v1/userinfoB2Z0github.com/braidwf/braid/pkg/apiclient/info;infob\x06proto3"
 
 var (
 	file_braid_info_info_proto_rawDescOnce sync.Once
@@ -454,26 +603,30 @@ func file_braid_info_info_proto_rawDescGZIP() []byte {
 	return file_braid_info_info_proto_rawDescData
 }
 
-var file_braid_info_info_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_braid_info_info_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_braid_info_info_proto_goTypes = []any{
-	(*GetInfoRequest)(nil),    // 0: info.GetInfoRequest
-	(*Link)(nil),              // 1: info.Link
-	(*Column)(nil),            // 2: info.Column
-	(*InfoResponse)(nil),      // 3: info.InfoResponse
-	(*GetVersionRequest)(nil), // 4: info.GetVersionRequest
-	(*Version)(nil),           // 5: info.Version
-	nil,                       // 6: info.InfoResponse.ModalsEntry
+	(*GetInfoRequest)(nil),      // 0: info.GetInfoRequest
+	(*Link)(nil),                // 1: info.Link
+	(*Column)(nil),              // 2: info.Column
+	(*InfoResponse)(nil),        // 3: info.InfoResponse
+	(*GetVersionRequest)(nil),   // 4: info.GetVersionRequest
+	(*GetUserInfoRequest)(nil),  // 5: info.GetUserInfoRequest
+	(*GetUserInfoResponse)(nil), // 6: info.GetUserInfoResponse
+	(*Version)(nil),             // 7: info.Version
+	nil,                         // 8: info.InfoResponse.ModalsEntry
 }
 var file_braid_info_info_proto_depIdxs = []int32{
 	1, // 0: info.InfoResponse.links:type_name -> info.Link
-	6, // 1: info.InfoResponse.modals:type_name -> info.InfoResponse.ModalsEntry
+	8, // 1: info.InfoResponse.modals:type_name -> info.InfoResponse.ModalsEntry
 	2, // 2: info.InfoResponse.columns:type_name -> info.Column
 	0, // 3: info.InfoService.GetInfo:input_type -> info.GetInfoRequest
 	4, // 4: info.InfoService.GetVersion:input_type -> info.GetVersionRequest
-	3, // 5: info.InfoService.GetInfo:output_type -> info.InfoResponse
-	5, // 6: info.InfoService.GetVersion:output_type -> info.Version
-	5, // [5:7] is the sub-list for method output_type
-	3, // [3:5] is the sub-list for method input_type
+	5, // 5: info.InfoService.GetUserInfo:input_type -> info.GetUserInfoRequest
+	3, // 6: info.InfoService.GetInfo:output_type -> info.InfoResponse
+	7, // 7: info.InfoService.GetVersion:output_type -> info.Version
+	6, // 8: info.InfoService.GetUserInfo:output_type -> info.GetUserInfoResponse
+	6, // [6:9] is the sub-list for method output_type
+	3, // [3:6] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
 	3, // [3:3] is the sub-list for extension extendee
 	0, // [0:3] is the sub-list for field type_name
@@ -490,7 +643,7 @@ func file_braid_info_info_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_braid_info_info_proto_rawDesc), len(file_braid_info_info_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

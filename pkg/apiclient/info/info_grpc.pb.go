@@ -22,8 +22,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	InfoService_GetInfo_FullMethodName    = "/info.InfoService/GetInfo"
-	InfoService_GetVersion_FullMethodName = "/info.InfoService/GetVersion"
+	InfoService_GetInfo_FullMethodName     = "/info.InfoService/GetInfo"
+	InfoService_GetVersion_FullMethodName  = "/info.InfoService/GetVersion"
+	InfoService_GetUserInfo_FullMethodName = "/info.InfoService/GetUserInfo"
 )
 
 // InfoServiceClient is the client API for InfoService service.
@@ -32,6 +33,7 @@ const (
 type InfoServiceClient interface {
 	GetInfo(ctx context.Context, in *GetInfoRequest, opts ...grpc.CallOption) (*InfoResponse, error)
 	GetVersion(ctx context.Context, in *GetVersionRequest, opts ...grpc.CallOption) (*Version, error)
+	GetUserInfo(ctx context.Context, in *GetUserInfoRequest, opts ...grpc.CallOption) (*GetUserInfoResponse, error)
 }
 
 type infoServiceClient struct {
@@ -62,12 +64,23 @@ func (c *infoServiceClient) GetVersion(ctx context.Context, in *GetVersionReques
 	return out, nil
 }
 
+func (c *infoServiceClient) GetUserInfo(ctx context.Context, in *GetUserInfoRequest, opts ...grpc.CallOption) (*GetUserInfoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetUserInfoResponse)
+	err := c.cc.Invoke(ctx, InfoService_GetUserInfo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InfoServiceServer is the server API for InfoService service.
 // All implementations must embed UnimplementedInfoServiceServer
 // for forward compatibility.
 type InfoServiceServer interface {
 	GetInfo(context.Context, *GetInfoRequest) (*InfoResponse, error)
 	GetVersion(context.Context, *GetVersionRequest) (*Version, error)
+	GetUserInfo(context.Context, *GetUserInfoRequest) (*GetUserInfoResponse, error)
 	mustEmbedUnimplementedInfoServiceServer()
 }
 
@@ -83,6 +96,9 @@ func (UnimplementedInfoServiceServer) GetInfo(context.Context, *GetInfoRequest) 
 }
 func (UnimplementedInfoServiceServer) GetVersion(context.Context, *GetVersionRequest) (*Version, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetVersion not implemented")
+}
+func (UnimplementedInfoServiceServer) GetUserInfo(context.Context, *GetUserInfoRequest) (*GetUserInfoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetUserInfo not implemented")
 }
 func (UnimplementedInfoServiceServer) mustEmbedUnimplementedInfoServiceServer() {}
 func (UnimplementedInfoServiceServer) testEmbeddedByValue()                     {}
@@ -141,6 +157,24 @@ func _InfoService_GetVersion_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _InfoService_GetUserInfo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetUserInfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InfoServiceServer).GetUserInfo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: InfoService_GetUserInfo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InfoServiceServer).GetUserInfo(ctx, req.(*GetUserInfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // InfoService_ServiceDesc is the grpc.ServiceDesc for InfoService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -155,6 +189,10 @@ var InfoService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetVersion",
 			Handler:    _InfoService_GetVersion_Handler,
+		},
+		{
+			MethodName: "GetUserInfo",
+			Handler:    _InfoService_GetUserInfo_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

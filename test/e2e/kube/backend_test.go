@@ -32,12 +32,16 @@ import (
 // apiserver without hostNetwork; the Deployments of manifests/install.yaml
 // are for real clusters), and a namespace of its own.
 type backend struct {
-	t        *testing.T
-	c        *apiClient
-	bin      string
-	ns       string
-	addr     string
-	env      []string
+	t   *testing.T
+	c   *apiClient
+	bin string
+	ns  string
+	env []string
+	// braidServer is the test's braid server (addr, secure).
+	braidServer
+	// token is a cluster-admin ServiceAccount's token, sent to the server
+	// (which authenticates callers with the cluster: --auth-mode client).
+	token    string
 	identity string
 	logDir   string
 
@@ -84,14 +88,29 @@ func newBackendConfig(t *testing.T, ctx context.Context, config string) *backend
 	}
 	b := &backend{t: t, c: c, bin: bin, ns: ns, identity: "e2e-" + ns, logDir: t.TempDir(),
 		env: append(os.Environ(), "BRAID_HOME="+home)}
+	b.token = adminToken(t, ctx, c)
 	b.startController()
-	port := freePort(t)
-	b.addr = "127.0.0.1:" + strconv.Itoa(port)
-	srv := b.start("server", "server", "--backend", "kube", "--port", strconv.Itoa(port))
-	t.Cleanup(func() { stopProcess(t, srv) })
+	b.braidServer = b.startServer(t, ctx, "server")
 	t.Cleanup(func() { b.mu.Lock(); defer b.mu.Unlock(); stopProcess(t, b.ctl) })
-	b.waitReady(ctx)
 	return b
+}
+
+// braidServer is one `braid server --backend kube` a test talks to.
+type braidServer struct {
+	addr   string
+	secure bool // it speaks TLS (a self-signed certificate)
+}
+
+// startServer starts `braid server --backend kube` with args on a port of
+// its own, stopped when t ends, and waits until it is ready.
+func (b *backend) startServer(t *testing.T, ctx context.Context, logName string, args ...string) braidServer {
+	t.Helper()
+	port := strconv.Itoa(freePort(t))
+	srv := b.start(logName, append([]string{"server", "--backend", "kube", "--port", port}, args...)...)
+	t.Cleanup(func() { stopProcess(t, srv) })
+	s := braidServer{addr: "127.0.0.1:" + port}
+	s.waitReady(t, ctx)
+	return s
 }
 
 // start runs braid with args, its output in a log file under logDir.
@@ -169,18 +188,26 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func (b *backend) waitReady(ctx context.Context) {
+// waitReady polls /readyz over HTTPS and plain HTTP until one answers 200,
+// and so learns whether the server speaks TLS.
+func (s *braidServer) waitReady(t *testing.T, ctx context.Context) {
+	t.Helper()
+	hc := insecureHTTPClient()
+	var err error
 	for {
-		resp, err := http.Get("http://" + b.addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
+		for _, secure := range []bool{true, false} {
+			s.secure = secure
+			var resp *http.Response
+			if resp, err = hc.Get(s.baseURL() + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return
+				}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			b.t.Fatalf("braid server on %s not ready: %v", b.addr, err)
+			t.Fatalf("braid server on %s not ready: %v", s.addr, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -212,7 +239,10 @@ func installCRDs(t *testing.T, ctx context.Context, c *apiClient) {
 func (b *backend) cli(ctx context.Context, args ...string) (string, error) {
 	args = append(args, "--argo-server", b.addr, "-n", b.ns)
 	cmd := exec.CommandContext(ctx, b.bin, args...)
-	cmd.Env = b.env
+	cmd.Env = append(slices.Clip(b.env), "ARGO_TOKEN=Bearer "+b.token)
+	if b.secure {
+		cmd.Env = append(cmd.Env, "ARGO_SECURE=true", "ARGO_INSECURE_SKIP_VERIFY=true")
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
