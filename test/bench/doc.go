@@ -7,7 +7,10 @@
 //	W5: a 2,000-node diamond lattice, 100 layers of 20
 //	W6: 2,000 single-step workflows submitted through a braid server's API
 //	    by 8 gRPC clients at once; workflows per minute from the first
-//	    submit to the last completion, and the server's peak RSS
+//	    submit to the last completion, and the server's peak RSS. The
+//	    server runs with its defaults, TLS and client auth, and the
+//	    clients pin its certificate and send its local token, as the braid
+//	    CLI does (W7 too); -plain-server runs it without either
 //	A1: a 1 GiB output artifact (-a1-size) saved to a real MinIO (bin/tools/minio,
 //	    built by hack/minio.sh build) and loaded by the next step, once with
 //	    archive none and once tar+gzip; wall time and braid's peak RSS

@@ -35,14 +35,17 @@ func main() {
 	w7 := flag.String("w7-steps", "10000,50000", "W7: sizes of the one-workflow runs")
 	a1 := bigArtifact{}
 	flag.Int64Var(&a1.size, "a1-size", 1<<30, "A1: the artifact's size in bytes")
+	plain := flag.Bool("plain-server", false, "W6, W7: run braid server without TLS or client auth (--secure=false --auth-mode server), "+
+		"as before they were its defaults; by default the server runs with its defaults and the clients pin its certificate and send its local token")
 	flag.Parse()
-	if err := run(*braid, *runs, *jobs, *only, *isolation, w6, *w7, a1); err != nil {
+	w6.plain = *plain
+	if err := run(*braid, *runs, *jobs, *only, *isolation, w6, *w7, *plain, a1); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7 string, a1 bigArtifact) error {
+func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7 string, plain bool, a1 bigArtifact) error {
 	bin, err := filepath.Abs(braid)
 	if err != nil {
 		return err
@@ -77,7 +80,7 @@ func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7
 		}
 	}
 	if only == "" || strings.Contains(","+only+",", ",W7,") {
-		if err := runW7(bin, dir, w7); err != nil {
+		if err := runW7(bin, dir, w7, plain); err != nil {
 			return err
 		}
 	}
@@ -88,13 +91,13 @@ func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7
 }
 
 // runW7 runs one big workflow of each size once.
-func runW7(bin, dir, sizes string) error {
+func runW7(bin, dir, sizes string, plain bool) error {
 	for _, f := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			return fmt.Errorf("W7: size %q: %w", f, err)
 		}
-		r, err := big{steps: n}.run(bin, dir)
+		r, err := big{steps: n, plain: plain}.run(bin, dir)
 		if err != nil {
 			return fmt.Errorf("W7 %d: %w", n, err)
 		}
@@ -118,8 +121,8 @@ func runW6(bin, dir string, runs int, w6 throughput) error {
 		peak = max(peak, r.peakKiB)
 	}
 	took := median(rates)
-	fmt.Printf("\nW6 (%d single-step workflows through the API, %d clients): median %s, %.0f workflows/min, server peak RSS %.1f MiB\n",
-		w6.count, w6.clients, took.Round(time.Millisecond), float64(w6.count)/took.Minutes(), float64(peak)/1024)
+	fmt.Printf("\nW6 (%d single-step workflows through the API, %d clients, %s): median %s, %.0f workflows/min, server peak RSS %.1f MiB\n",
+		w6.count, w6.clients, serverKind(w6.plain), took.Round(time.Millisecond), float64(w6.count)/took.Minutes(), float64(peak)/1024)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,10 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	apiclient "github.com/braidwf/braid/pkg/apiclient/client"
 	wfapi "github.com/braidwf/braid/pkg/apiclient/workflow"
 )
 
@@ -29,6 +30,7 @@ type throughput struct {
 	count   int
 	clients int
 	profile string // the server's CPU profile, when set
+	plain   bool   // the server without TLS or client auth
 }
 
 type throughputResult struct {
@@ -45,7 +47,7 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 	if w.profile != "" {
 		extra = append(extra, "--cpuprofile", w.profile)
 	}
-	srv, err := startServer(bin, home, filepath.Join(dir, "w6-server.log"), extra...)
+	srv, err := startServer(bin, home, filepath.Join(dir, "w6-server.log"), w.plain, extra...)
 	if err != nil {
 		return res, err
 	}
@@ -184,7 +186,10 @@ func freeAddr() (string, error) {
 // through a braid server. It reports the wall time and what the server
 // wrote per finished step: the bytes it passed to write(2) (wchar) and
 // those that reached the disk (write_bytes), from /proc/<pid>/io.
-type big struct{ steps int }
+type big struct {
+	steps int
+	plain bool // the server without TLS or client auth
+}
 
 type bigResult struct {
 	took                    time.Duration
@@ -196,7 +201,7 @@ func (w big) run(bin, dir string) (bigResult, error) {
 	var res bigResult
 	home := filepath.Join(dir, "home-w7")
 	defer os.RemoveAll(home)
-	srv, err := startServer(bin, home, "")
+	srv, err := startServer(bin, home, "", w.plain)
 	if err != nil {
 		return res, err
 	}
@@ -257,20 +262,38 @@ func procIO(pid int) (wchar, writeBytes int64) {
 // benchServer is a braid server the bench started, with a client.
 type benchServer struct {
 	cmd    *exec.Cmd
-	conn   *grpc.ClientConn
+	done   chan struct{} // closed when the server has exited
+	conn   *apiclient.Client
 	client wfapi.WorkflowServiceClient
 	log    *os.File
 }
 
+// serverKind says how the bench's servers run, for the report.
+func serverKind(plain bool) string {
+	if plain {
+		return "server without TLS or auth"
+	}
+	return "server with TLS and a token"
+}
+
 // startServer starts `braid server` on a free port with its data in home,
-// its output to logPath ("" discards it), and connects a gRPC client.
-func startServer(bin, home, logPath string, extra ...string) (*benchServer, error) {
+// its output to logPath ("" discards it), and connects a gRPC client. By
+// default the server runs as users run it, with TLS and client auth: the
+// client pins the certificate fingerprint that the server records in
+// home/server.json and sends the local token of home/token, as the braid
+// CLI does. plain runs it without either (--secure=false --auth-mode
+// server).
+func startServer(bin, home, logPath string, plain bool, extra ...string) (*benchServer, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	_, port, _ := net.SplitHostPort(addr)
-	s := &benchServer{cmd: exec.Command(bin, append([]string{"server", "--port", port, "--data-dir", home}, extra...)...)}
+	args := []string{"server", "--port", port, "--data-dir", home}
+	if plain {
+		args = append(args, "--secure=false", "--auth-mode", "server")
+	}
+	s := &benchServer{cmd: exec.Command(bin, append(args, extra...)...), done: make(chan struct{})}
 	if logPath != "" {
 		if s.log, err = os.Create(logPath); err != nil {
 			return nil, err
@@ -281,12 +304,61 @@ func startServer(bin, home, logPath string, extra ...string) (*benchServer, erro
 		s.closeLog()
 		return nil, err
 	}
-	if s.conn, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	o := apiclient.Options{Address: addr}
+	if !plain {
+		if o, err = s.credentials(home, addr); err != nil {
+			s.stop()
+			return nil, err
+		}
+	}
+	if s.conn, err = apiclient.New(o); err != nil {
 		s.stop()
 		return nil, err
 	}
-	s.client = wfapi.NewWorkflowServiceClient(s.conn)
+	s.client = s.conn.Workflow
 	return s, nil
+}
+
+// credentials waits (up to a minute) for the server to record itself in
+// home/server.json, then returns the options to reach it: TLS pinned to
+// its certificate and its local token.
+func (s *benchServer) credentials(home, addr string) (apiclient.Options, error) {
+	var info struct {
+		Address     string `json:"address"`
+		PID         int    `json:"pid"`
+		Secure      bool   `json:"secure"`
+		Fingerprint string `json:"fingerprint"`
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		data, err := os.ReadFile(filepath.Join(home, "server.json"))
+		if err == nil {
+			if err = json.Unmarshal(data, &info); err == nil && (info.Address != addr || info.PID != s.pid()) {
+				err = fmt.Errorf("server.json names %s (pid %d)", info.Address, info.PID)
+			}
+		}
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return apiclient.Options{}, fmt.Errorf("braid server did not record itself in %s: %w", home, err)
+		}
+		select {
+		case <-s.done:
+			return apiclient.Options{}, errors.New("braid server exited (see its log, or run with -plain-server)")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if !info.Secure || info.Fingerprint == "" {
+		return apiclient.Options{}, fmt.Errorf("braid server on %s does not serve TLS (secure %t, fingerprint %q)", addr, info.Secure, info.Fingerprint)
+	}
+	token, err := os.ReadFile(filepath.Join(home, "token"))
+	if err != nil {
+		return apiclient.Options{}, fmt.Errorf("the server's local token: %w", err)
+	}
+	return apiclient.Options{Address: addr, Secure: true, CertFingerprint: info.Fingerprint,
+		Token: "Bearer " + strings.TrimSpace(string(token))}, nil
 }
 
 func (s *benchServer) pid() int { return s.cmd.Process.Pid }
@@ -297,7 +369,7 @@ func (s *benchServer) stop() {
 		_ = s.conn.Close()
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	_ = s.cmd.Wait()
+	<-s.done
 	s.closeLog()
 }
 

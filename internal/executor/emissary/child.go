@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +45,7 @@ func runChild(o Options, s *setup, argv []string) (*childResult, error) {
 		res.logPath = f.Name()
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = childEnv(os.Environ())
 	cmd.Stdin = o.Stdin
 	cmd.Stdout = io.MultiWriter(stdout...)
 	cmd.Stderr = io.MultiWriter(stderr...)
@@ -147,4 +149,17 @@ func archivesLogs(s *setup) bool {
 	}
 	al := s.tmpl.ArchiveLocation
 	return al != nil && al.ArchiveLogs != nil && *al.ArchiveLogs
+}
+
+// childEnv is the container's environment without the artifact
+// credentials the pod gives the emissary (BRAID_SECRET_*): a step sees only
+// the secrets its own spec names.
+func childEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "BRAID_SECRET_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
