@@ -30,7 +30,7 @@ test: vet fmt-check verify-generated
 	BRAID_REQUIRE_MINIO=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
-	BRAID_REQUIRE_MINIO=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
+	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_SSO=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
 	./hack/manifests.sh --check
 	./hack/kube/test.sh $(BIN)
 

@@ -56,7 +56,7 @@ CLI finds it when no --argo-server is given.
 
 As argo-server, it serves TLS unless --secure=false: with --tls-cert and
 --tls-key, else with a self-signed certificate kept in <data dir>/tls (with
---backend kube: <--data-dir>/tls, else <user cache dir>/braid/tls). The
+--backend kube: <user cache dir>/braid/tls, else <--data-dir>/tls). The
 certificate's SHA-256 fingerprint is recorded in server.json too, and the braid
 CLI pins it when it talks to this server; other clients need -k (curl -k,
 argo -k) or the certificate.

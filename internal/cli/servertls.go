@@ -76,20 +76,22 @@ func certHosts(address string) []string {
 }
 
 // kubeCertDir is where braid server --backend kube keeps its self-signed
-// certificate: <--data-dir>/tls when --data-dir is given, else
-// <user cache dir>/braid/tls. The kube backend has no data directory of its
-// own (its store is the cluster), and a temporary directory would give a
-// new certificate, and so a new fingerprint to pin, on every start.
+// certificate: <user cache dir>/braid/tls ($XDG_CACHE_HOME, else
+// ~/.cache), else <--data-dir>/tls. The kube backend has no data directory
+// of its own (its store is the cluster; in manifests/install.yaml
+// --data-dir is a read-only ConfigMap and XDG_CACHE_HOME a writable
+// emptyDir), and a temporary directory would give a new certificate, and
+// so a new fingerprint to pin, on every start.
 func kubeCertDir(dataDir string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err == nil {
+		return filepath.Join(cache, "braid", "tls"), nil
+	}
 	if dataDir != "" {
 		return filepath.Join(dataDir, "tls"), nil
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("find where to keep the server's self-signed certificate "+
-			"(give --data-dir, or --tls-cert and --tls-key, or --secure=false): %w", err)
-	}
-	return filepath.Join(cache, "braid", "tls"), nil
+	return "", fmt.Errorf("find where to keep the server's self-signed certificate "+
+		"(set XDG_CACHE_HOME or HOME, or give --data-dir, or --tls-cert and --tls-key, or --secure=false): %w", err)
 }
 
 // urlScheme is https when the server serves TLS, else http.
