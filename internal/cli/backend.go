@@ -356,7 +356,8 @@ func (a authFlags) kubeAuth(rc *rest.Config, log *slog.Logger, secure bool) (*se
 	if slices.Contains(modes, auth.ModeSSO) {
 		return nil, &exitError{code: 2, err: errors.New("--auth-mode sso is not available with --backend kube yet: use client or server")}
 	}
-	c := auth.Config{Modes: modes, Audit: log.With("component", "audit")}
+	c := auth.Config{Modes: modes, Audit: log.With("component", "audit"),
+		TokenHint: "a Kubernetes token, e.g. kubectl create token SERVICEACCOUNT"}
 	if slices.Contains(modes, auth.ModeClient) {
 		k, err := kubeauth.New(rc, kubeauth.Options{})
 		if err != nil {

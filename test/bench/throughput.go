@@ -145,7 +145,7 @@ func waitCompleted(ctx context.Context, client wfapi.WorkflowServiceClient, n in
 				phase := it.GetStructValue().GetFields()["status"].GetStructValue().GetFields()["phase"].GetStringValue()
 				if phase != "Succeeded" {
 					name := it.GetStructValue().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue()
-					return fmt.Errorf("%s ended %s", name, phase)
+					return fmt.Errorf("%s ended %s%s", name, phase, why(ctx, client, name))
 				}
 			}
 			return nil
@@ -156,6 +156,23 @@ func waitCompleted(ctx context.Context, client wfapi.WorkflowServiceClient, n in
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// why is what the workflow name and its nodes say about how they ended,
+// as ": message; node: phase message...", or "" when it cannot be read.
+func why(ctx context.Context, client wfapi.WorkflowServiceClient, name string) string {
+	wf, err := client.GetWorkflow(ctx, &wfapi.WorkflowGetRequest{Namespace: "default", Name: name})
+	if err != nil {
+		return ""
+	}
+	status := wf.GetFields()["status"].GetStructValue().GetFields()
+	var b strings.Builder
+	b.WriteString(": " + status["message"].GetStringValue())
+	for id, n := range status["nodes"].GetStructValue().GetFields() {
+		f := n.GetStructValue().GetFields()
+		fmt.Fprintf(&b, "; node %s (%s): %s %s", id, f["type"].GetStringValue(), f["phase"].GetStringValue(), f["message"].GetStringValue())
+	}
+	return b.String()
 }
 
 // peakRSS reads a live process's peak resident set (VmHWM) in KiB.

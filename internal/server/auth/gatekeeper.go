@@ -27,6 +27,9 @@ type Config struct {
 	// Audit receives one record per state-changing call, allowed or not,
 	// and per refused call; nil discards them.
 	Audit *slog.Logger
+	// TokenHint says where a caller with no credential finds one; "":
+	// braid's local token.
+	TokenHint string
 }
 
 // Gatekeeper is braid's one authenticator and authorizer: every gRPC call
@@ -38,6 +41,7 @@ type Gatekeeper struct {
 	sso        Verifier
 	authorizer Authorizer
 	audit      *slog.Logger
+	tokenHint  string
 }
 
 // ParseModes reads --auth-mode values (each may also be a comma list).
@@ -67,7 +71,10 @@ func NewGatekeeper(c Config) (*Gatekeeper, error) {
 	if len(c.Modes) == 0 {
 		return nil, errors.New("auth: no auth mode")
 	}
-	g := &Gatekeeper{modes: map[Mode]bool{}, client: c.Client, sso: c.SSO, authorizer: c.Authorizer, audit: c.Audit}
+	g := &Gatekeeper{modes: map[Mode]bool{}, client: c.Client, sso: c.SSO, authorizer: c.Authorizer, audit: c.Audit, tokenHint: c.TokenHint}
+	if g.tokenHint == "" {
+		g.tokenHint = "braid auth token prints the local one"
+	}
 	for _, m := range c.Modes {
 		g.modes[m] = true
 	}
@@ -114,7 +121,7 @@ func (g *Gatekeeper) Authenticate(ctx context.Context, authorization string) (*I
 	case g.modes[ModeServer]:
 		return serverIdentity(), nil
 	case authorization == "":
-		return nil, Unauthenticated(`no token: send "Authorization: Bearer <token>" (braid auth token prints the local one)`)
+		return nil, Unauthenticated(`no token: send "Authorization: Bearer <token>" (%s)`, g.tokenHint)
 	default:
 		return nil, Unauthenticated("this server does not accept that kind of credential (auth modes: %s)", g.modeList())
 	}
