@@ -203,7 +203,7 @@ func (g *globalFlags) localTLS(o *client.Options) {
 		return
 	}
 	sf, err := config.ReadServerInfo(config.ServerFile(cfg.DataDir))
-	if err != nil || sf.Address != o.Address {
+	if err != nil || !sameServer(sf.Address, o.Address) {
 		return
 	}
 	chosen := g.flags != nil && g.flags.Changed("secure") || g.getenv("ARGO_SECURE") != ""

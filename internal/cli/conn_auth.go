@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"net"
+
 	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/server/auth"
 )
@@ -17,7 +19,7 @@ func (g *globalFlags) localCredential(addr string) string {
 		return ""
 	}
 	sf, err := config.ReadServerInfo(config.ServerFile(cfg.DataDir))
-	if err != nil || sf.Address != addr {
+	if err != nil || !sameServer(sf.Address, addr) {
 		return ""
 	}
 	cred, err := auth.ReadLocalToken(cfg.DataDir)
@@ -25,4 +27,27 @@ func (g *globalFlags) localCredential(addr string) string {
 		return ""
 	}
 	return cred
+}
+
+// sameServer says whether two host:port addresses reach the same server:
+// the same port, and the same host or two loopback spellings
+// (localhost, 127.0.0.1, ::1).
+func sameServer(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ha, pa, err1 := net.SplitHostPort(a)
+	hb, pb, err2 := net.SplitHostPort(b)
+	if err1 != nil || err2 != nil || pa != pb {
+		return false
+	}
+	return ha == hb || (loopback(ha) && loopback(hb))
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

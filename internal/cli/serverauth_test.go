@@ -58,3 +58,21 @@ func TestWebhookAuth(t *testing.T) {
 		t.Errorf("a bad client: %v", err)
 	}
 }
+
+func TestSameServer(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"127.0.0.1:2746", "127.0.0.1:2746", true},
+		{"127.0.0.1:2746", "localhost:2746", true},
+		{"[::1]:2746", "localhost:2746", true},
+		{"127.0.0.1:2746", "localhost:2747", false},
+		{"127.0.0.1:2746", "10.0.0.1:2746", false},
+		{"127.0.0.1:2746", "evil.example:2746", false},
+	} {
+		if got := sameServer(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameServer(%q, %q) = %v", tc.a, tc.b, got)
+		}
+	}
+}
