@@ -7,6 +7,13 @@
 // what the server writes: a create, a retry that reopens a workflow, a
 // resume that settles a suspend node.
 //
+// Every request passes Options.Auth (internal/server/auth) before any
+// handler: the gRPC interceptors, and for HTTP the browser checks, then
+// authentication, then the gateway's authorization middleware (by the RPC
+// each route serves). Handlers that learn a namespace only after a lookup
+// (archived workflows and artifacts named by uid) call auth.Check. Only
+// /healthz, /readyz and /oauth2/ are public.
+//
 // Layout:
 //   - server.go: Options, New, Serve, cmux, the gateway, the error mapping
 //     of ARGO-API §3.4; tls.go: TLS under cmux (HSTS, HTTP/2 for REST);
@@ -20,7 +27,7 @@
 //     REST as SSE or NDJSON (ARGO-API §3), calling the services directly;
 //   - crud.go, template.go, clustertemplate.go, cron.go: the other kinds;
 //   - archive.go, event.go: the archive and workflow event bindings;
-//   - info.go: InfoService; convert.go: objects <-> google.protobuf.Struct
+//   - info.go: InfoService (version, info, userinfo); convert.go: objects <-> google.protobuf.Struct
 //     and the `fields` filter.
 //
 // It uses the store through the small Store interface declared here, and
