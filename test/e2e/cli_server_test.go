@@ -35,17 +35,14 @@ type braidServer struct {
 
 // startBraidServer starts `braid server` on home and stops it (by PID)
 // when the test ends.
-func startBraidServer(t *testing.T, home string) *braidServer {
+// startServerProcess starts `braid server args...` with a clean
+// environment; when the test ends it is interrupted (killed after 10 s),
+// and its log is shown if the test failed. done closes when it exits.
+func startServerProcess(t *testing.T, args ...string) (*exec.Cmd, <-chan struct{}, *syncBuffer) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	var log syncBuffer
-	cmd := exec.Command(braidBin, "server", "--port", strconv.Itoa(port), "--data-dir", home)
-	cmd.Stdout, cmd.Stderr = &log, &log
+	log := &syncBuffer{}
+	cmd := exec.Command(braidBin, append([]string{"server"}, args...)...)
+	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = cleanEnv()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -64,6 +61,18 @@ func startBraidServer(t *testing.T, home string) *braidServer {
 			t.Logf("server log:\n%s", log.String())
 		}
 	})
+	return cmd, done, log
+}
+
+func startBraidServer(t *testing.T, home string) *braidServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd, done, log := startServerProcess(t, "--port", strconv.Itoa(port), "--data-dir", home)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(15 * time.Second)
 	var last error

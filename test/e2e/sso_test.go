@@ -175,27 +175,7 @@ secrets:
 	if before != nil {
 		before(home)
 	}
-	var logs syncBuffer
-	cmd := exec.Command(braidBin, "server", "--auth-mode", "sso", "--data-dir", home, "--port", strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.Env = cleanEnv()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
+	_, done, logs := startServerProcess(t, "--auth-mode", "sso", "--data-dir", home, "--port", strconv.Itoa(port))
 	c := insecureClient()
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
 		if resp, err := c.Get(s.base + "/readyz"); err == nil {
