@@ -10,39 +10,32 @@ cd "$(dirname "$0")/.."
 command -v go >/dev/null || { echo "go is not on PATH" >&2; exit 1; }
 go mod download
 
-if ! command -v git >/dev/null || [[ ! -x "$(git --exec-path)/git-daemon" ]]; then
-  echo "test-deps: installing git" >&2
-  sudo_cmd=()
+# apt_install PKG: install a Debian package (apt-get update first; sudo when not root).
+apt_install() {
+  echo "test-deps: installing $1" >&2
+  local sudo_cmd=()
   if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
   "${sudo_cmd[@]}" apt-get update -q
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q git
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$1"
+}
+
+if ! command -v git >/dev/null || [[ ! -x "$(git --exec-path)/git-daemon" ]]; then
+  apt_install git
 fi
 
 # curl: the event e2e test posts webhooks with the real curl.
 if ! command -v curl >/dev/null; then
-  echo "test-deps: installing curl" >&2
-  sudo_cmd=()
-  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get update -q
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q curl
+  apt_install curl
 fi
 
 # busybox-static: the image tests of the local runtime build an OCI image around its static /bin/busybox.
 if [[ ! -x /bin/busybox ]] || ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'; then
-  echo "test-deps: installing busybox-static" >&2
-  sudo_cmd=()
-  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get update -q
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q busybox-static
+  apt_install busybox-static
 fi
 
 # chromium: the SSO e2e test (test/e2e/sso_test.go) logs in with a real headless browser.
 if ! command -v chromium >/dev/null; then
-  echo "test-deps: installing chromium" >&2
-  sudo_cmd=()
-  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get update -q
-  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+  apt_install chromium
 fi
 
 ./hack/minio.sh build
