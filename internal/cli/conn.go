@@ -198,12 +198,8 @@ func (g *globalFlags) dial(addr string) (*session, error) {
 // its certificate, which is pinned (unless -k), so that a self-signed
 // `braid server` needs no flags.
 func (g *globalFlags) localTLS(o *client.Options) {
-	cfg, err := g.loadConfig()
-	if err != nil {
-		return
-	}
-	sf, err := config.ReadServerInfo(config.ServerFile(cfg.DataDir))
-	if err != nil || !sameServer(sf.Address, o.Address) {
+	_, sf, ok := g.localServerFor(o.Address)
+	if !ok {
 		return
 	}
 	chosen := g.flags != nil && g.flags.Changed("secure") || g.getenv("ARGO_SECURE") != ""

@@ -14,19 +14,29 @@ func (g *globalFlags) localCredential(addr string) string {
 	if g.str("token", g.token, "ARGO_TOKEN") != "" {
 		return ""
 	}
-	cfg, err := g.loadConfig()
-	if err != nil {
+	dataDir, _, ok := g.localServerFor(addr)
+	if !ok {
 		return ""
 	}
-	sf, err := config.ReadServerInfo(config.ServerFile(cfg.DataDir))
-	if err != nil || !sameServer(sf.Address, addr) {
-		return ""
-	}
-	cred, err := auth.ReadLocalToken(cfg.DataDir)
+	cred, err := auth.ReadLocalToken(dataDir)
 	if err != nil {
 		return ""
 	}
 	return cred
+}
+
+// localServerFor is the data directory and its server.json when that
+// file names the server at addr; ok is false otherwise.
+func (g *globalFlags) localServerFor(addr string) (dataDir string, sf config.ServerInfo, ok bool) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return "", sf, false
+	}
+	sf, err = config.ReadServerInfo(config.ServerFile(cfg.DataDir))
+	if err != nil || !sameServer(sf.Address, addr) {
+		return "", sf, false
+	}
+	return cfg.DataDir, sf, true
 }
 
 // sameServer says whether two host:port addresses reach the same server:
