@@ -9,8 +9,8 @@
 //   - enhanced `depends` expressions of DAG tasks.
 //
 // It owns no state and does no I/O: every function is pure apart from what
-// Sprig's own functions do (for example sprig.now, sprig.randAlpha and
-// sprig.getHostByName, kept for compatibility with Argo).
+// Sprig's own functions do (for example sprig.now and sprig.randAlpha, kept
+// for compatibility with Argo; sprig.getHostByName is removed).
 //
 // # Tags
 //
@@ -35,6 +35,47 @@
 // toJson and sprig.* (Sprig v3 without env and expandenv). A string result is
 // inserted raw, any other as JSON; nil is a failure. Hyphenated names need the
 // index syntax: inputs.parameters['my-param'].
+//
+// # Budget
+//
+// Every evaluation is bounded (issue 15) by a Budget; the package-level
+// functions use DefaultBudget, which matches config.DefaultLimits
+// (expressionTimeout 1s, maxExpressionBytes 1 MiB):
+//
+//	type Budget struct{ Time time.Duration; Bytes int64; Nodes uint }
+//	(Budget).Eval, EvalBool, Replace, ReplaceJSON, EvalWhen
+//
+// An evaluation that would exceed it stops with ErrBudget, "expression
+// exceeded its budget: <what>", before the allocation or at the first check
+// after the deadline; a {{= }} tag that exceeds it fails in every Mode. How
+// (budget.go, guard.go, builtins.go, sprig.go, size.go):
+//
+//   - A patcher (guard) rewrites the syntax tree before compiling: each
+//     predicate iteration (map, filter, reduce, all, ...) checks the
+//     deadline; string "+", "matches", "==", "in" of lists and map literals
+//     become calls that check the size first; sprig.name(...) and the
+//     builtins that build strings or lists get the evaluation's meter as
+//     first argument.
+//   - Every Sprig function and those builtins (repeat, join, replace,
+//     split, upper, lower, string, toJSON, fromJSON, toBase64, keys,
+//     flatten, ...) compute an upper bound of what they will build from
+//     their arguments and charge it before the call; the rest of Sprig,
+//     whose results are at most a few times their arguments, is charged by
+//     the size of its result. Key and certificate generation with RSA or
+//     DSA is refused: it may run for seconds and cannot be stopped.
+//   - expr-lang's VM counts the lists, maps and ranges it builds; its
+//     memory budget is Bytes/8 elements.
+//   - The value of an evaluation must fit Bytes and nest at most 1000 deep.
+//   - Replace has one budget for the whole pass, all its tags together.
+//   - EvalWhen cannot stop govaluate, so the condition is checked first: at
+//     most Bytes long, parentheses at most 1000 deep, regular expressions
+//     within Bytes; what remains is linear in its length.
+//   - Depends expressions are evaluated on braid's own tree, with a depth
+//     limit, in time linear in their length; they need no budget.
+//
+// Bytes counts what an evaluation builds, in all (not what is live at
+// once). FuzzEval checks that no evaluation runs past Time by more than a
+// margin or grows the heap by more than 16 MiB.
 //
 // # Expressions
 //

@@ -62,6 +62,17 @@ var (
 	// whose Result is not one of Succeeded, Failed, Errored, Skipped,
 	// Omitted, Daemoned, AnySucceeded or AllFailed. The text names it.
 	ErrTaskResult = errors.New("invalid task result")
+
+	// ErrBudget is returned when an evaluation would exceed its Budget: it
+	// would build more than Budget.Bytes, or it ran longer than
+	// Budget.Time. The work is stopped before the allocation, or at the
+	// first check after the deadline. Its text is "expression exceeded its
+	// budget: <what>", for example "it builds 2000000000 bytes, more than
+	// 1048576 (limits.maxExpressionBytes)". It is terminal: a {{= }} tag
+	// that exceeds its budget fails in every Mode, Lenient included. An
+	// Eval, EvalBool or Replace error that wraps it also wraps
+	// ErrExpression.
+	ErrBudget = errors.New("expression exceeded its budget")
 )
 
 // IsMissingVariable reports whether err means a variable is not known yet

@@ -1,12 +1,14 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	exprlang "github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
 )
 
 // Eval evaluates an expr-lang expression over env, the nested maps of Expand,
@@ -15,10 +17,20 @@ import (
 // expr-lang outside tags: lifecycle hook expressions, retryStrategy.expression,
 // valueFrom.expression and CronWorkflow stopStrategy (rule 4.5). A nil result
 // is returned as it is; callers for which nil is an error (valueFrom, rule
-// 12.2) check it.
+// 12.2) check it. It is DefaultBudget.Eval.
 func Eval(expression string, env map[string]any) (any, error) {
-	v, err := evaluate(expression, withFunctions(env))
+	return DefaultBudget.Eval(expression, env)
+}
+
+// Eval is the package-level Eval within budget b: an evaluation that would
+// exceed it fails with ErrBudget (and ErrExpression).
+func (b Budget) Eval(expression string, env map[string]any) (any, error) {
+	m := b.newMeter()
+	v, err := m.evaluate(expression, withFunctions(env, m))
 	if err != nil {
+		if errors.Is(err, ErrBudget) {
+			return nil, budgetFailure(err, ErrExpression, fmt.Sprintf("expression '%s'", clip(expression)))
+		}
 		return nil, newTextError(ErrExpression, err,
 			fmt.Sprintf("failed to evaluate expression '%s': %v", expression, err))
 	}
@@ -26,18 +38,40 @@ func Eval(expression string, env map[string]any) (any, error) {
 }
 
 // EvalBool is Eval for expressions that must give a bool (hooks, retry,
-// stopStrategy). Any other result is ErrNotBool.
+// stopStrategy). Any other result is ErrNotBool. It is
+// DefaultBudget.EvalBool.
 func EvalBool(expression string, env map[string]any) (bool, error) {
-	v, err := Eval(expression, env)
+	return DefaultBudget.EvalBool(expression, env)
+}
+
+// EvalBool is the package-level EvalBool within budget b.
+func (b Budget) EvalBool(expression string, env map[string]any) (bool, error) {
+	v, err := b.Eval(expression, env)
 	if err != nil {
 		return false, err
 	}
-	b, ok := v.(bool)
+	b2, ok := v.(bool)
 	if !ok {
 		return false, newTextError(ErrNotBool, nil,
 			fmt.Sprintf("unable to cast expression result '%v' of '%s' to bool", v, expression))
 	}
-	return b, nil
+	return b2, nil
+}
+
+// budgetFailure is the error of an evaluation that exceeded its budget: the
+// budget's text first ("expression exceeded its budget: ..."), then where.
+// It wraps ErrBudget and sentinel.
+func budgetFailure(err, sentinel error, where string) error {
+	return newTextError(sentinel, err, fmt.Sprintf("%v, in %s", err, where))
+}
+
+// clip shortens an expression quoted in an error.
+func clip(s string) string {
+	const most = 200
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "..."
 }
 
 // Check compiles expression for syntax only, as lint does where no variables
@@ -49,8 +83,13 @@ func EvalBool(expression string, env map[string]any) (bool, error) {
 func Check(expression string) error {
 	src := placeholderTags(expression)
 	err := safely(func() error {
-		_, err := exprlang.Compile(src, exprlang.Env(withFunctions(nil)), exprlang.AllowUndefinedVariables())
-		return err
+		g := &guard{bytes: DefaultBudget.Bytes}
+		opts := append(guardOptions(g, DefaultBudget.Nodes),
+			exprlang.Env(withFunctions(nil, nil)), exprlang.AllowUndefinedVariables())
+		if _, err := exprlang.Compile(src, opts...); err != nil {
+			return err
+		}
+		return g.err
 	})
 	if err != nil {
 		return newTextError(ErrExpression, err, fmt.Sprintf("invalid expression '%s': %v", expression, err))
@@ -80,14 +119,27 @@ func placeholderTags(s string) string {
 }
 
 // evaluate compiles src against env (which must already hold the helper
-// functions) and runs it.
-func evaluate(src string, env map[string]any) (v any, err error) {
+// functions and m, withFunctions) with the guard, and runs it on a VM whose
+// element budget is m's.
+func (m *meter) evaluate(src string, env map[string]any) (v any, err error) {
 	defer recoverInto(&err)
-	program, err := exprlang.Compile(src, exprlang.Env(env))
-	if err != nil {
+	if err := m.tick(); err != nil {
 		return nil, err
 	}
-	return exprlang.Run(program, env)
+	g := &guard{bytes: m.budget.Bytes}
+	program, err := exprlang.Compile(src, append(guardOptions(g, m.budget.Nodes), exprlang.Env(env))...)
+	if err == nil {
+		err = g.err
+	}
+	if err != nil {
+		return nil, m.cause(err)
+	}
+	machine := vm.VM{MemoryBudget: m.elements()}
+	v, err = machine.Run(program, env)
+	if err != nil {
+		return nil, m.cause(err)
+	}
+	return v, m.checkResult(v)
 }
 
 // parseTree parses src without an environment.

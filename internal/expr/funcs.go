@@ -3,23 +3,11 @@ package expr
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
+	"reflect"
 
-	sprig "github.com/Masterminds/sprig/v3"
 	"github.com/evilmonkeyinc/jsonpath"
 	"github.com/expr-lang/expr/builtin"
 )
-
-// sprigFuncs is built once and only read afterwards: Sprig v3's function map
-// without "env" and "expandenv", which would leak the controller's
-// environment (Argo removes the same two, util/expr/env/env.go).
-var sprigFuncs = sync.OnceValue(func() map[string]any {
-	m := sprig.GenericFuncMap()
-	delete(m, "env")
-	delete(m, "expandenv")
-	delete(m, "getHostByName") // a network lookup has no place in an expression
-	return m
-})
 
 // withFunctions returns a copy of env with the helper functions of rule 0.2
 // added. They replace any variable of the same name, as in Argo v4
@@ -28,17 +16,40 @@ var sprigFuncs = sync.OnceValue(func() map[string]any {
 //     Argo aliases: asInt('3') is 3, asInt('x') fails;
 //   - jsonpath(json, path) decodes the JSON text and queries it;
 //   - toJson(v) is the JSON encoding of v;
-//   - sprig is Sprig v3's function map without env and expandenv.
-func withFunctions(env map[string]any) map[string]any {
-	out := make(map[string]any, len(env)+5)
+//   - sprig is Sprig v3's function map without env and expandenv, each
+//     function guarded (sprig.go).
+//
+// m, the meter of the evaluation, is added too: the guarded functions take
+// it as first argument, and jsonpath and toJson charge it.
+func withFunctions(env map[string]any, m *meter) map[string]any {
+	out := make(map[string]any, len(env)+6)
 	for k, v := range env {
 		out[k] = v
 	}
 	out["asInt"] = builtin.Int
 	out["asFloat"] = builtin.Float
-	out["jsonpath"] = jsonPath
-	out["toJson"] = toJSON
+	out["jsonpath"] = func(jsonText, path string) (any, error) {
+		if err := m.fits("jsonpath", decodedSize(jsonText)); err != nil {
+			return nil, err
+		}
+		v, err := jsonPath(jsonText, path)
+		if err != nil {
+			return nil, err
+		}
+		return v, m.charge("jsonpath", builtSize(reflect.ValueOf(v), nil))
+	}
+	out["toJson"] = func(v any) (string, error) {
+		n, err := sizeOf(v, jsonSize, m.room())
+		if err != nil {
+			return "", m.exceeded("toJson: its argument %v", err)
+		}
+		if err := m.charge("toJson", n); err != nil {
+			return "", err
+		}
+		return toJSON(v)
+	}
 	out["sprig"] = sprigFuncs()
+	out[meterName] = m
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Run each for a while with, for example:
@@ -105,6 +106,47 @@ func FuzzDepends(f *testing.F) {
 		}
 		if _, err := ParseDepends(d.Rewrite(cont).String()); err != nil {
 			t.Fatalf("%q: the rewritten form %q does not parse: %v", s, d.Rewrite(cont).String(), err)
+		}
+	})
+}
+
+// FuzzEval evaluates expressions within a budget and checks the budget
+// holds: no panic, no evaluation longer than its Time plus a margin for a
+// loaded machine, no heap growth over heapSlack, and every error wraps
+// ErrExpression. Run it for the acceptance of issue 15 with:
+//
+//	go test -run '^$' -fuzz '^FuzzEval$' -fuzztime 10m ./internal/expr/
+func FuzzEval(f *testing.F) {
+	for _, c := range hostile {
+		f.Add(c.expr)
+	}
+	for _, c := range legit {
+		f.Add(c.expr)
+	}
+	for _, seed := range []string{
+		"sprig.repeat(100000, x)", "reduce(1..20, #acc + #acc, x)", "map(1..1000, sprig.list(#, x))",
+		"toJSON(map(1..1000, {'k': #}))", "sprig.join(x, sprig.until(1000))", "x matches x + '*'",
+		"sprig.regexReplaceAll('(.)', sprig.repeat(1000, x), '$1$1$1')", "groupBy(1..1000, # % 7)",
+		"sortBy(map(1..1000, -#), #)", "flatten(map(1..100, [#, [#]]))", "concat(1..10, 1..10)",
+		"fromJSON(toJSON({'a': [x]}))", "sprig.deepCopy(sprig.dict('a', sprig.list(x)))",
+		"sprig.toPrettyJson(reduce(1..50, [#acc, #acc], []))", "string(1..1000)", "split(x, '')",
+	} {
+		f.Add(seed)
+	}
+	budget := Budget{Time: 100 * time.Millisecond, Bytes: DefaultBudget.Bytes}
+	const margin = 900 * time.Millisecond
+	env := map[string]any{"x": "ab", "n": 3, "l": []any{"a", 1.5, map[string]any{"k": "v"}}}
+	f.Fuzz(func(t *testing.T, s string) {
+		var err error
+		elapsed, grown := measure(func() { _, err = budget.Eval(s, env) })
+		if elapsed > budget.Time+margin {
+			t.Errorf("Eval(%q) took %v, more than its budget %v and a margin of %v", s, elapsed, budget.Time, margin)
+		}
+		if grown > heapSlack {
+			t.Errorf("Eval(%q) grew the heap by %d bytes, more than %d", s, grown, heapSlack)
+		}
+		if err != nil && !errors.Is(err, ErrExpression) {
+			t.Errorf("Eval(%q): error %v wraps no sentinel", s, err)
 		}
 	})
 }

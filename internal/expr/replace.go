@@ -87,9 +87,17 @@ func isDeferred(path string) bool {
 // {{= expr }} are evaluated with expr-lang over Expand(scope) plus the helper
 // functions. A string result is inserted as it is; any other result as its
 // JSON encoding ({{=1+1}} gives 2, {{=[1,2]}} gives [1,2]). An unterminated
-// "{{" is left as it is in every mode.
+// "{{" is left as it is in every mode. It is DefaultBudget.Replace.
 func Replace(s string, scope Scope, mode Mode) (string, error) {
-	r := replacer{scope: scope, mode: mode}
+	return DefaultBudget.Replace(s, scope, mode)
+}
+
+// Replace is the package-level Replace within budget b. The budget is for
+// the whole pass: all the expression tags of s together may build at most
+// b.Bytes and run at most b.Time. A tag that exceeds it fails with ErrBudget
+// (and ErrExpression) in every mode, Lenient included.
+func (b Budget) Replace(s string, scope Scope, mode Mode) (string, error) {
+	r := replacer{scope: scope, mode: mode, budget: b}
 	return r.run(s)
 }
 
@@ -98,12 +106,18 @@ func Replace(s string, scope Scope, mode Mode) (string, error) {
 // their bodies are JSON-unescaped before use, and every inserted value is
 // JSON-string-escaped, so values with quotes or newlines keep the JSON
 // structure. The input must be valid JSON, and the output is checked to be;
-// otherwise the error is ErrInvalidJSON.
+// otherwise the error is ErrInvalidJSON. It is DefaultBudget.ReplaceJSON.
 func ReplaceJSON(jsonText string, scope Scope, mode Mode) (string, error) {
+	return DefaultBudget.ReplaceJSON(jsonText, scope, mode)
+}
+
+// ReplaceJSON is the package-level ReplaceJSON within budget b, for the
+// whole pass as Budget.Replace.
+func (b Budget) ReplaceJSON(jsonText string, scope Scope, mode Mode) (string, error) {
 	if !json.Valid([]byte(jsonText)) {
 		return "", fmt.Errorf("%w: cannot substitute tags in text that is not JSON", ErrInvalidJSON)
 	}
-	r := replacer{scope: scope, mode: mode, jsonText: true}
+	r := replacer{scope: scope, mode: mode, jsonText: true, budget: b}
 	out, err := r.run(jsonText)
 	if err != nil {
 		return "", err
@@ -114,12 +128,14 @@ func ReplaceJSON(jsonText string, scope Scope, mode Mode) (string, error) {
 	return out, nil
 }
 
-// replacer holds one substitution pass. env, the expression environment, is
-// built on the first expression tag.
+// replacer holds one substitution pass. env, the expression environment, and
+// its meter are built on the first expression tag.
 type replacer struct {
 	scope    Scope
 	mode     Mode
 	jsonText bool
+	budget   Budget
+	meter    *meter
 	env      map[string]any
 }
 
@@ -212,14 +228,14 @@ func (r *replacer) expression(raw, src string) (string, error) {
 			return raw, nil
 		}
 	}
-	v, err := evaluate(src, env)
+	v, err := r.meter.evaluate(src, env)
 	if err == nil && v == nil {
 		err = errors.New("the result is nil")
 	}
 	if err != nil {
 		return r.failed(raw, src, len(missing) > 0, err)
 	}
-	text, err := resultText(v)
+	text, err := r.resultText(v)
 	if err != nil {
 		return r.failed(raw, src, len(missing) > 0, err)
 	}
@@ -241,6 +257,9 @@ func longestStrict(missing []string, mode Mode) string {
 // failed decides what a failing expression tag gives: the tag as written, or
 // an error (Strict always; StrictRefs when no variable was missing).
 func (r *replacer) failed(raw, src string, someMissing bool, err error) (string, error) {
+	if errors.Is(err, ErrBudget) {
+		return "", budgetFailure(err, ErrExpression, fmt.Sprintf("{{=%s}}", clip(src)))
+	}
 	if r.mode == Strict || (r.mode == StrictRefs && !someMissing) {
 		return "", newTextError(ErrExpression, err,
 			fmt.Sprintf("failed to evaluate expression {{=%s}}: %v", src, err))
@@ -250,7 +269,8 @@ func (r *replacer) failed(raw, src string, someMissing bool, err error) (string,
 
 func (r *replacer) environment() map[string]any {
 	if r.env == nil {
-		r.env = withFunctions(Expand(r.scope))
+		r.meter = r.budget.newMeter()
+		r.env = withFunctions(Expand(r.scope), r.meter)
 	}
 	return r.env
 }
@@ -265,10 +285,18 @@ func (r *replacer) encode(v string) string {
 }
 
 // resultText turns an expression result into text: a string as it is, any
-// other value as its JSON encoding (Go's json.Marshal, as Argo).
-func resultText(v any) (string, error) {
+// other value as its JSON encoding (Go's json.Marshal, as Argo), charged
+// before it is made.
+func (r *replacer) resultText(v any) (string, error) {
 	if s, ok := v.(string); ok {
 		return s, nil
+	}
+	n, err := sizeOf(v, jsonSize, r.meter.room())
+	if err == nil {
+		err = r.meter.charge("the JSON of the result", n)
+	}
+	if err != nil {
+		return "", err
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -23,10 +23,23 @@ import (
 // Errors: ErrInvalidWhen, with the text "Invalid 'when' expression '<w>':
 // <cause>" when it does not parse or "Failed to evaluate 'when' expression
 // '<w>': <cause>" when it does not evaluate; and ErrWhenNotBool, "Expected
-// boolean evaluation for '<w>'. Got <v>".
+// boolean evaluation for '<w>'. Got <v>". It is DefaultBudget.EvalWhen.
 func EvalWhen(condition string) (bool, error) {
+	return DefaultBudget.EvalWhen(condition)
+}
+
+// EvalWhen is the package-level EvalWhen within budget b. govaluate cannot
+// be stopped once it runs, so the condition is checked before: it must be at
+// most b.Bytes long, nest parentheses at most maxValueDepth deep, and every
+// word of it that could be a regular expression (for =~ and !~) must
+// compile within b.Bytes. A condition that fails these checks is ErrBudget
+// (and ErrInvalidWhen). What remains runs in time linear in its length.
+func (b Budget) EvalWhen(condition string) (bool, error) {
 	if condition == "" {
 		return true, nil
+	}
+	if err := b.newMeter().checkWhen(condition); err != nil {
+		return false, budgetFailure(err, ErrInvalidWhen, fmt.Sprintf("'when' expression '%s'", clip(condition)))
 	}
 	var result any
 	parsed := false
@@ -43,12 +56,12 @@ func EvalWhen(condition string) (bool, error) {
 		return false, newTextError(ErrInvalidWhen, err,
 			fmt.Sprintf(format, condition, err, whenHint(condition, err)))
 	}
-	b, ok := result.(bool)
+	value, ok := result.(bool)
 	if !ok {
 		return false, newTextError(ErrWhenNotBool, nil,
 			fmt.Sprintf("Expected boolean evaluation for '%s'. Got %v", condition, result))
 	}
-	return b, nil
+	return value, nil
 }
 
 // evalGovaluate parses the condition, turns every variable token into a string
@@ -88,4 +101,35 @@ func whenHint(condition string, err error) string {
 		return ` (hint: try wrapping the affected expression in quotes ("))`
 	}
 	return ""
+}
+
+// checkWhen checks a condition before govaluate parses it.
+func (m *meter) checkWhen(condition string) error {
+	if int64(len(condition)) > m.budget.Bytes {
+		return m.exceeded("the condition is %d bytes, more than %d (limits.maxExpressionBytes)",
+			len(condition), m.budget.Bytes)
+	}
+	depth, deepest := 0, 0
+	for i := 0; i < len(condition); i++ {
+		switch condition[i] {
+		case '(':
+			depth++
+			deepest = max(deepest, depth)
+		case ')':
+			depth--
+		}
+	}
+	if deepest > maxValueDepth {
+		return m.exceeded("the condition nests parentheses %d deep, more than %d", deepest, maxValueDepth)
+	}
+	if !strings.Contains(condition, "=~") && !strings.Contains(condition, "!~") {
+		return nil
+	}
+	words := strings.FieldsFunc(condition, func(r rune) bool { return r == ' ' || r == '\'' || r == '"' || r == '`' })
+	for _, w := range words {
+		if err := m.fits("=~ compiling its regular expression", regexpSize(w)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
