@@ -176,7 +176,7 @@ func (k *kubeBackend) startController(o kubeOpen, rc *rest.Config) error {
 	}
 	k.rt = rt
 	cms := &configMapValues{client: k.client, cfg: k.cfg}
-	k.ctl, err = controller.New(controller.Options{Store: k.store, Runtime: rt, Logger: o.log,
+	k.ctl, err = controller.New(controller.Options{Store: k.store, Runtime: rt, Logger: o.log, Limits: engineLimits(k.cfg.Limits),
 		Repositories: artifactRepositories(k.cfg), Artifacts: k.drivers,
 		Memos:     kubestore.NewMemos(k.client, nil, o.flags.namespace()),
 		Retention: controller.Retention(k.cfg.RetentionPolicy), WorkflowDefaults: k.cfg.WorkflowDefaults,
@@ -194,7 +194,15 @@ func (k *kubeBackend) newManager() (*controller.Manager, error) {
 	if k.ctl == nil {
 		return nil, errors.New("the Kubernetes backend was opened without a controller")
 	}
-	return k.ctl.NewManager(k.workflows(), controller.StoreTemplates(k.store))
+	mgr, err := k.ctl.NewManager(k.workflows(), controller.StoreTemplates(k.store))
+	if err != nil {
+		return nil, err
+	}
+	// The pod's /tmp (an emptyDir in manifests/base) outlives a container
+	// restart, such as after an OOM kill.
+	mgr.SetQuarantine(controller.Quarantine{Journal: filepath.Join(os.TempDir(), "braid-controller", "crash-journal.json"),
+		After: k.cfg.Limits.WithDefaults().QuarantineAfterCrashes})
+	return mgr, nil
 }
 
 // workflows is the store the server and the Manager use: the cluster's

@@ -20,6 +20,7 @@ import (
 	"github.com/braidwf/braid/internal/controller"
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/expr"
 	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -73,6 +74,7 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 	}
 	live := config.NewLive(cfg)
 	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers,
+		Limits: engineLimits(cfg.Limits), Logger: log.With("component", "controller"),
 		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st, WorkflowDefaults: cfg.WorkflowDefaults,
 		ArchiveTTL:     archiveTTL(cfg),
 		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(cfg.DataDir, ns, wf) },
@@ -82,6 +84,14 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 		return nil, errors.Join(err, rt.Close(), st.Close())
 	}
 	return &embedded{cfg: cfg, live: live, store: st, rt: rt, ctl: ctl, drivers: drivers}, nil
+}
+
+// engineLimits is the engine's part of config.yaml's limits:.
+func engineLimits(l config.Limits) engine.Limits {
+	l = l.WithDefaults()
+	return engine.Limits{MaxNodes: l.MaxNodes, MaxDepth: l.MaxDepth, MaxLoopItems: l.MaxLoopItems,
+		MaxParameterBytes: l.MaxParameterBytes, MaxResultBytes: l.MaxResultBytes, MaxNodesPerPass: l.MaxNodesPerPass,
+		Expression: expr.Budget{Time: l.ExprTimeout(), Bytes: int64(l.MaxExpressionBytes)}}
 }
 
 // warnLogger logs braid's warnings on one machine to stderr.

@@ -79,6 +79,8 @@ type Config struct {
 	// SSO configures OpenID Connect single sign-on (--auth-mode sso),
 	// under Argo's key; see SSOConfig.
 	SSO *SSOConfig `json:"sso,omitempty"`
+	// Limits bound what one workflow may make the server build (see Limits).
+	Limits Limits `json:"limits,omitempty"`
 
 	getenv func(string) string
 }
@@ -147,6 +149,9 @@ func Load(src Sources) (*Config, error) {
 		}
 	}
 	if err := CheckIsolation(cfg.Isolation); err != nil {
+		return nil, fmt.Errorf("config %s: %w", file, err)
+	}
+	if err := cfg.Limits.Check(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", file, err)
 	}
 	if _, err := cfg.Persistence.TTL(); err != nil {

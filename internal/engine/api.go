@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/braidwf/braid/internal/expr"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -43,12 +44,76 @@ type Snapshot struct {
 	Locks Locks
 }
 
-// Limits stop runaway workflows with a clear message instead of a crash.
+// Limits bound what one workflow may make the engine build, so that no
+// spec grows the server without limit (the config key `limits`). A field
+// left at zero takes its default (the Default* constants, or
+// Limits{}.WithDefaults()); nothing is unlimited.
+// Crossing a bound ends the node or the workflow Failed or Error with a
+// message that names the bound by its config key, its value and the node.
 type Limits struct {
-	// MaxDepth is how deeply templates may call templates (recursion); 0 means 1000.
-	MaxDepth int
-	// MaxNodes is how many nodes a workflow may have; 0 means no limit.
+	// MaxNodes is how many nodes one workflow may have (limits.maxNodes).
+	// The node that would pass it is not created; the workflow ends Error
+	// and its running steps are killed.
 	MaxNodes int
+	// MaxDepth is how deeply templates may call templates (limits.maxDepth,
+	// Argo's maximum recursion depth): the template that would go deeper
+	// ends Error "Maximum recursion depth exceeded ...".
+	MaxDepth int
+	// MaxLoopItems is how many items one withItems, withParam or
+	// withSequence may have (limits.maxLoopItems). A longer loop errors its
+	// step group or task before a single item is built.
+	MaxLoopItems int
+	// MaxParameterBytes bounds one parameter value: a global argument, a
+	// bound input, an output a step reports, a withParam value, a loop's
+	// aggregated outputs (limits.maxParameterBytes).
+	MaxParameterBytes int
+	// MaxResultBytes bounds outputs.result (limits.maxResultBytes): a longer
+	// result a step reports keeps its last MaxResultBytes bytes, as Argo
+	// keeps the last 256 kB of stdout. The executor already captures at
+	// most 256 KiB, so a larger value here changes nothing.
+	MaxResultBytes int
+	// MaxNodesPerPass is how many nodes one Reconcile creates before it stops
+	// walking and asks to be called again at once (RequeueAfter 1ms), so a
+	// pass stays short and a stop or terminate is seen within a pass even in
+	// a huge loop (limits.maxNodesPerPass). A pass may pass it by the few
+	// nodes one template call creates together (a Steps node and its first
+	// group, a containerSet's containers).
+	MaxNodesPerPass int
+	// Expression bounds every expression the engine evaluates ({{= }},
+	// when, hooks' and retries' expressions, withParam, labelsFrom) in time
+	// and in the size of what it builds (limits.expressionTimeout and
+	// limits.maxExpressionBytes). A zero field takes expr.DefaultBudget's.
+	// An evaluation over it ends its node Error with
+	// "expression exceeded its budget: ...".
+	Expression expr.Budget
+}
+
+// The defaults of Limits' fields; internal/config.DefaultLimits holds the
+// same values for config.yaml.
+const (
+	DefaultMaxNodes          = 100000
+	DefaultMaxDepth          = 100
+	DefaultMaxLoopItems      = 100000
+	DefaultMaxParameterBytes = 1 << 20
+	DefaultMaxResultBytes    = 256 << 10
+	DefaultMaxNodesPerPass   = 2000
+)
+
+// WithDefaults returns l with every field that is zero or negative set to
+// its default.
+func (l Limits) WithDefaults() Limits {
+	pick := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	pick(&l.MaxNodes, DefaultMaxNodes)
+	pick(&l.MaxDepth, DefaultMaxDepth)
+	pick(&l.MaxLoopItems, DefaultMaxLoopItems)
+	pick(&l.MaxParameterBytes, DefaultMaxParameterBytes)
+	pick(&l.MaxResultBytes, DefaultMaxResultBytes)
+	pick(&l.MaxNodesPerPass, DefaultMaxNodesPerPass)
+	return l
 }
 
 // TemplateResolver finds the templates of WorkflowTemplates and

@@ -187,7 +187,7 @@ func resolveArtifactArgs(args *v1alpha1.Arguments, v *vars) error {
 func resolveArtifact(a *v1alpha1.Artifact, v *vars) (v1alpha1.Artifact, error) {
 	var val any
 	if a.FromExpression != "" {
-		res, err := expr.Eval(a.FromExpression, v.env())
+		res, err := v.r.lim.Expression.Eval(a.FromExpression, v.env())
 		if err != nil {
 			return v1alpha1.Artifact{}, err
 		}

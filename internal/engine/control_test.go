@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -215,7 +216,7 @@ spec:
 	}
 	for _, ff := range []string{"true", "false"} {
 		d := load(t, yaml(ff)).run()
-		d.expect(v1alpha1.WorkflowFailed, "", map[string]string{"df.a": "Pod Failed", "df.b": "Pod Succeeded", "df.c": "Pod Succeeded", "df": "DAG Failed "})
+		d.expect(v1alpha1.WorkflowFailed, d.childFailed("df.a", "main: Error (exit code 1)"), map[string]string{"df.a": "Pod Failed", "df.b": "Pod Succeeded", "df.c": "Pod Succeeded", "df": "DAG Failed "})
 	}
 }
 
@@ -332,10 +333,15 @@ func TestWorkflowSuspend(t *testing.T) {
 	d.expect(v1alpha1.WorkflowSucceeded, "", nil)
 }
 
-// Limits.MaxDepth: runaway recursion ends the node Error with a clear
-// message instead of a crash.
+// Limits.MaxDepth: runaway recursion ends the workflow Error with a
+// message that names the bound, its value and the node, instead of a crash.
 func TestRecursionLimit(t *testing.T) {
-	d := load(t, `
+	for _, tc := range []struct {
+		name  string
+		limit int // 0: the default, 100
+	}{{"set", 50}, {"default", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := load(t, `
 apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {name: rec}
@@ -346,32 +352,18 @@ spec:
     steps:
     - - {name: again, template: main}
 `)
-	d.limits.MaxDepth = 50
-	d.run()
-	deepest := "rec" + strings.Repeat("[0].again", 49)
-	d.expect(v1alpha1.WorkflowFailed, d.wf.Status.Message, map[string]string{
-		deepest: "Skipped Error maximum recursion depth 50 exceeded",
-		"rec":   "Steps Failed",
-	})
-	if !strings.HasPrefix(d.wf.Status.Message, "child '") {
-		t.Errorf("message %q", d.wf.Status.Message)
+			d.limits.MaxDepth = tc.limit
+			d.run()
+			limit := cmp.Or(tc.limit, DefaultMaxDepth)
+			deepest := "rec" + strings.Repeat("[0].again", limit-1)
+			msg := fmt.Sprintf("Maximum recursion depth exceeded: node %q: templates nest %d deep, more than the limit (limits.maxDepth = %d)",
+				deepest, limit, limit)
+			d.expect(v1alpha1.WorkflowError, msg, map[string]string{
+				deepest: "Skipped Error " + msg,
+				"rec":   "Steps Failed",
+			})
+		})
 	}
-}
-
-func TestRecursionDefaultLimit(t *testing.T) {
-	d := load(t, `
-apiVersion: argoproj.io/v1alpha1
-kind: Workflow
-metadata: {name: rec}
-spec:
-  entrypoint: main
-  templates:
-  - name: main
-    steps:
-    - - {name: again, template: main}
-`).run()
-	deepest := "rec" + strings.Repeat("[0].again", 999)
-	d.expect(v1alpha1.WorkflowFailed, d.wf.Status.Message, map[string]string{deepest: "Skipped Error maximum recursion depth 1000 exceeded"})
 }
 
 // Limits.MaxNodes ends a workflow that grows too big.
@@ -379,7 +371,7 @@ func TestNodeLimit(t *testing.T) {
 	d := load(t, loopsSequenceYAML)
 	d.limits.MaxNodes = 10
 	d.run()
-	d.expect(v1alpha1.WorkflowError, "maximum number of nodes 10 exceeded", nil)
+	d.expect(v1alpha1.WorkflowError, `node "loops-sequence[0].sequence-start-end(3:103)": the workflow would have 11 nodes, more than the limit (limits.maxNodes = 10)`, nil)
 	if n := len(d.wf.Status.Nodes); n > 10 {
 		t.Errorf("%d nodes", n)
 	}

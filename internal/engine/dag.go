@@ -318,6 +318,9 @@ func (d *dagRun) ready(i int) bool {
 }
 
 func (d *dagRun) placeholder(i int, name string, phase v1alpha1.NodePhase, msg string) {
+	if d.r.yield() {
+		return // created on the next pass
+	}
 	task := &d.info.tasks[i]
 	d.connect(i, name)
 	if _, err := d.r.placeholder(name, taskHolder(task), d.in.tc.scope, d.id, phase, msg); err == nil {
@@ -360,29 +363,33 @@ func (d *dagRun) startTask(i int, name string, task *v1alpha1.DAGTask, exists, t
 		d.runTask(i, name, resolved, "", false, target)
 		return
 	}
-	e, items, err := d.r.expandLoop(d.in.name, task.Name, resolved.WithItems, resolved.WithParam, resolved.WithSequence, resolved.When)
+	e, err := d.r.expandLoop(d.in.name, task.Name, resolved.WithItems, resolved.WithParam, resolved.WithSequence, resolved.When)
 	if err != nil {
 		if !exists {
 			d.placeholder(i, name, v1alpha1.NodeError, err.Error())
 		}
 		return
 	}
-	if len(e.ids) == 0 {
+	if e.len() == 0 {
 		if !exists {
 			d.placeholder(i, name, v1alpha1.NodeSkipped, "Skipped, empty params")
 		}
 		return
 	}
-	d.runLoop(i, name, resolved, e, items, exists, target)
+	d.runLoop(i, name, resolved, e, exists, target)
 }
 
 // runLoop runs the iterations of a fanned-out task under its TaskGroup and
-// settles the TaskGroup's phase (rule 2.6). items is nil when the expansion
-// came from the cache; it is listed again only for iterations to create.
-func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loopEntry, items []v1alpha1.Item, exists, target bool) {
+// settles the TaskGroup's phase (rule 2.6). Iterations are reached in order
+// and the walk stops at the first one not created (see runStepLoop); an
+// iteration's item is substituted only to create it, or for its hooks.
+func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loopEntry, exists, target bool) {
 	r := d.r
 	task := &d.info.tasks[i]
 	if !exists {
+		if r.yield() {
+			return
+		}
 		d.connect(i, name)
 		if _, err := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeTaskGroup, h: taskHolder(task), scope: d.in.tc.scope,
 			boundaryID: d.id, phase: v1alpha1.NodeRunning, flag: &v1alpha1.NodeFlag{}}); err != nil {
@@ -393,7 +400,11 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 	base := *resolved
 	base.WithItems, base.WithParam, base.WithSequence = nil, "", nil
 	plain := base.OnExit == "" && len(base.Hooks) == 0 // iterations need their item only to be created
-	for k := range e.ids {
+	for k := 0; k < e.len(); k++ {
+		if err := e.at(r, k); err != nil {
+			r.markError(groupID, err)
+			return
+		}
 		n, ex := r.nodes[e.ids[k]]
 		switch {
 		case ex && plain && fulfilled(n):
@@ -403,45 +414,57 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 				return
 			}
 			continue
+		case !ex && k > 0 && r.stopsNew(d.opts):
+			d.settleTaskGroup(groupID, e)
+			return
 		}
-		var t *v1alpha1.DAGTask
-		if ex && plain {
-			c := base
-			c.Name = e.short[k]
-			t = &c
-		} else {
-			if items == nil {
-				items, _ = loopItems(resolved.WithItems, resolved.WithParam, resolved.WithSequence, resolved.When)
+		t, err := d.iterationTask(i, &base, e, k, ex && plain)
+		if err != nil {
+			if !ex && !r.yield() {
+				_, _ = r.placeholder(e.full[k], taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
+				r.addChild(groupID, e.ids[k])
 			}
-			if k >= len(items) {
-				return
-			}
-			et, err := expandItem(&base, e.short[k], task.Template, items[k], d.taskVars(i))
-			if err != nil {
-				if !ex {
-					_, _ = r.placeholder(e.full[k], taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
-					r.addChild(groupID, e.ids[k])
-				}
-				continue
-			}
-			t = et
+			continue
 		}
 		if stop := d.runTask(i, e.full[k], t, groupID, ex, target); stop {
 			return
 		}
 	}
-	d.settleTaskGroup(groupID, e.ids)
+	d.settleTaskGroup(groupID, e)
 	if g := r.nodes[groupID]; fulfilled(g) {
 		d.settled(i, g, target)
 	}
 }
 
+// iterationTask is the task of iteration k: base renamed when its node
+// exists and its item is not needed, else base substituted with the item.
+func (d *dagRun) iterationTask(i int, base *v1alpha1.DAGTask, e *loopEntry, k int, named bool) (*v1alpha1.DAGTask, error) {
+	if named {
+		c := *base
+		c.Name = e.short[k]
+		return &c, nil
+	}
+	item, err := e.src.item(k)
+	if err != nil {
+		return nil, err
+	}
+	return expandItem(base, e.short[k], d.info.tasks[i].Template, item, d.taskVars(i))
+}
+
 // settleTaskGroup sets a TaskGroup's phase once every iteration is
 // fulfilled: the last Failed or Error iteration's phase, else Succeeded.
-func (d *dagRun) settleTaskGroup(groupID string, iterIDs []string) {
+// Under a shutdown, the iterations never created do not count.
+func (d *dagRun) settleTaskGroup(groupID string, e *loopEntry) {
+	stopped := d.r.stopsNew(d.opts)
+	if len(e.ids) < e.len() && !stopped {
+		return
+	}
 	phase := v1alpha1.NodeSucceeded
-	for _, id := range iterIDs {
+	for _, id := range e.ids {
 		n, ok := d.r.nodes[id]
+		if !ok && stopped {
+			continue
+		}
 		if !ok || !fulfilled(n) {
 			return
 		}
@@ -459,12 +482,15 @@ func (d *dagRun) runTask(i int, full string, t *v1alpha1.DAGTask, groupID string
 	r := d.r
 	task := &d.info.tasks[i]
 	if !exists {
+		if r.yield() {
+			return true
+		}
 		if groupID != "" {
 			r.addChild(groupID, r.id(full))
 		} else {
 			d.connect(i, full)
 		}
-		ok, err := expr.EvalWhen(t.When)
+		ok, err := d.r.lim.Expression.EvalWhen(t.When)
 		if err != nil {
 			_, _ = r.placeholder(full, taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
 			return false
@@ -476,9 +502,8 @@ func (d *dagRun) runTask(i int, full string, t *v1alpha1.DAGTask, groupID string
 		}
 	}
 	n, err := r.executeTemplate(full, taskHolder(t), d.in.tc, &t.Arguments, d.opts)
-	var depth *depthError
 	switch {
-	case err == nil, isSignal(err), errors.As(err, &depth):
+	case err == nil, isSignal(err), endsWorkflow(err):
 	case errors.Is(err, errTimeout):
 		r.setPhase(r.id(full), v1alpha1.NodeFailed, errTimeout.Error())
 		return true

@@ -152,7 +152,7 @@ spec:
 
 func TestDAGTreeRule19(t *testing.T) {
 	d := load(t, dgTreeYAML).run()
-	d.expectExactly(v1alpha1.WorkflowFailed, "", map[string]string{
+	d.expectExactly(v1alpha1.WorkflowFailed, d.childFailed("dg.B", "main: Error (exit code 1)"), map[string]string{
 		"dg":        "DAG Failed ",
 		"dg.A":      "Pod Succeeded",
 		"dg.B":      "Pod Failed",

@@ -431,7 +431,7 @@ func (d *dagRun) entries(name string) expr.Scope {
 					iters = append(iters, cn)
 				}
 			}
-			if err := addAggregates(sc, prefix, iters); err != nil && d.refErr == nil {
+			if err := addAggregates(sc, prefix, iters, n.Name, r.lim.MaxParameterBytes); err != nil && d.refErr == nil {
 				d.refErr = err
 			}
 		} else if j, ok := d.info.index[name]; ok {

@@ -69,9 +69,10 @@
 //	scope.go      variables: globals, inputs, locals, lazy steps./tasks. references
 //	args.go       inputs from arguments (rule 6.5), artifacts, absent optionals
 //	refs.go       steps.<name>.* and skipped producers' outputs (rule 6.6)
-//	steps.go      steps templates and step groups (rules 1.7, 2.3, 2.4)
+//	steps.go      steps templates (rules 1.7, 2.4); stepgroup.go: step groups (rule 2.3)
 //	dag.go        DAG templates and tasks; dagphase.go: depends, targets, phase (rule 2.5)
-//	loops.go      withItems, withParam, withSequence, names, aggregates (§5)
+//	loops.go      loop items, iteration names, aggregates (§5)
+//	loopsrc.go    loop sources, bounded and expanded lazily (Limits)
 //	retry.go      Retry nodes, policies, backoff, expression (§7)
 //	hooks.go      exit handlers and lifecycle hooks (§9)
 //	timeout.go    suspend, template timeouts and deadlines (§8)
@@ -86,6 +87,35 @@
 //	resultrefs.go which steps' results a template mentions
 //	nodes.go      node records, IDs, display names, outbound nodes
 //
+// # Limits
+//
+// Every workflow is bounded by Snapshot.Limits (config.yaml's limits:; a
+// zero field takes its default): nodes per workflow (100,000), template
+// nesting depth (100, Argo's), items per loop (100,000), bytes per
+// parameter value (1 MiB: globals, bound inputs, reported outputs, a
+// withParam value, a loop's aggregated outputs), bytes of outputs.result
+// (256 KiB, its end is kept) and nodes created per pass (2,000). Crossing a
+// bound gives a message that names the node, the bound's config key and its
+// value (errors.go limitError). Too many nodes or too deep a recursion ends
+// the workflow Error at once, killing its running steps; a loop or a
+// parameter over its bound errors its node, as a bad withParam does. A
+// loop's length is checked before any item is built: a withSequence of
+// 10^12 items allocates nothing, and a withParam over the byte bound is not
+// parsed.
+//
+// Expansion is incremental. A pass that has created Limits.MaxNodesPerPass
+// nodes creates no more (errYield), leaves the groups it did not finish
+// unsettled and asks to be called again at once, so a pass stays short and
+// a shutdown is seen at the next one. A loop's iterations are created in
+// index order and the walk stops at the first one that may not be created
+// (parallelism, the pass bound); under a shutdown a loop creates no new
+// iteration once one exists, so stopping a loop of 100,000 items ends the
+// workflow in one pass.
+//
+// Every Failed or Error workflow has a message: a DAG root (which Argo
+// leaves without one, rule 2.5) gives "child '<id>' failed: <message>" of
+// the deepest failed node that has one (phase.go failureMessage).
+//
 // # Cost
 //
 // A pass is O(nodes walked) with a small constant and allocates little for
@@ -95,7 +125,17 @@
 // leaf node is revisited without substitution; node IDs are hashed into a
 // scratch buffer; a DAG's dependencies are walked with an explicit stack and
 // an unstarted task is rejected without a look-up when a dependency is not
-// done; a loop's iterations are expanded again only when its source changes.
+// done; a loop's iterations are named only up to the first one not created,
+// and its items are parsed again only when its source changes.
+//
+// Figures (2 cores, go test -bench): a pass over a loop of 100,000 items
+// with parallelism 2, half done, takes about 23 ms (BenchmarkHugeLoopPass).
+// The recursion bomb (a steps template that runs a pod, then calls itself
+// twice) ends Error at 100,000 nodes after 53 passes, with a peak engine heap
+// of about 134 MiB and 0.9 KB of heap per node (BenchmarkRecursionBomb). A
+// loop of 50,000 steps (bench W7) takes 27 passes and 14 s of engine time
+// with every step ending at once, against 46 s in one pass before loops were
+// expanded lazily and a node's children looked up through a set.
 //
 // Progress and resourcesDuration cost O(changed nodes) per pass: own values
 // and the workflow's totals move by delta. The sums of the other nodes

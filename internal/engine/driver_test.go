@@ -431,6 +431,12 @@ func (d *driver) expect(phase v1alpha1.WorkflowPhase, message string, nodes map[
 	}
 }
 
+// childFailed is the message of a workflow whose node without a message (a
+// DAG) failed through the node called name, whose message is msg.
+func (d *driver) childFailed(name, msg string) string {
+	return fmt.Sprintf("child '%s' failed: %s", v1alpha1.NodeID(d.wf.Name, name), msg)
+}
+
 // expectExactly is expect plus: no other nodes exist.
 func (d *driver) expectExactly(phase v1alpha1.WorkflowPhase, message string, nodes map[string]string) {
 	d.t.Helper()

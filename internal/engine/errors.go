@@ -24,17 +24,38 @@ var (
 	errWait = errors.New("waiting for a reference")
 	// errNodeLimit: creating the node would pass Limits.MaxNodes.
 	errNodeLimit = errors.New("node limit reached")
+	// errYield: this pass created Limits.MaxNodesPerPass nodes; the node is
+	// created on the next pass, which Reconcile asks for at once.
+	errYield = errors.New("nodes per pass reached")
 )
 
-// depthError ends a node that recurses deeper than Limits.MaxDepth.
-type depthError struct{ limit int }
+// limitError is a crossed bound of Limits: it names the node, the bound by
+// its config key and the bound's value, and says by how much it was passed.
+type limitError struct {
+	node  string // node name
+	what  string // what crossed it, e.g. `withSequence has 200000 items`
+	key   string // config key under limits:, e.g. maxLoopItems
+	limit int
+}
 
-func (e *depthError) Error() string {
-	return fmt.Sprintf("maximum recursion depth %d exceeded", e.limit)
+func (e *limitError) Error() string {
+	msg := fmt.Sprintf("node %q: %s, more than the limit (limits.%s = %d)", e.node, e.what, e.key, e.limit)
+	if e.key == "maxDepth" {
+		msg = "Maximum recursion depth exceeded: " + msg
+	}
+	return msg
 }
 
 // isSignal reports whether err is one of the internal signals that a caller
 // treats as "not now" rather than as a user error on the node.
 func isSignal(err error) bool {
-	return errors.Is(err, errParallelism) || errors.Is(err, errWait) || errors.Is(err, errNodeLimit)
+	return errors.Is(err, errParallelism) || errors.Is(err, errWait) || errors.Is(err, errNodeLimit) ||
+		errors.Is(err, errYield)
+}
+
+// endsWorkflow reports whether err is a bound that ends the whole workflow
+// at the end of the pass (Limits.MaxDepth): the caller records nothing more.
+func endsWorkflow(err error) bool {
+	var e *limitError
+	return errors.As(err, &e) && e.key == "maxDepth"
 }

@@ -36,6 +36,9 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 	if exists && isLeafType(node.Type) && !r.relaunch[node.ID] {
 		return r.revisitExisting(node, h, tc)
 	}
+	if !exists && r.yield() {
+		return v1alpha1.NodeStatus{}, errYield
+	}
 	var existing *v1alpha1.NodeStatus
 	if exists {
 		existing = &node
@@ -79,8 +82,10 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 // prepare resolves the template of an invocation, binds its inputs and
 // builds its variables (rule 6.1). Its errors are user errors for the node.
 func (r *run) prepare(name string, h holder, tc tmplCtx, args *v1alpha1.Arguments, existing *v1alpha1.NodeStatus, opts execOpts) (invocation, error) {
-	if opts.depth >= r.maxDepth {
-		return invocation{}, &depthError{limit: r.maxDepth}
+	if opts.depth >= r.lim.MaxDepth {
+		e := &limitError{node: name, what: fmt.Sprintf("templates nest %d deep", opts.depth), key: "maxDepth", limit: r.lim.MaxDepth}
+		r.stopFor(e)
+		return invocation{}, e
 	}
 	tmpl, inner, err := r.resolve(h, tc)
 	if err == nil && tmpl.Type() == v1alpha1.TemplateTypeUnknown {
@@ -101,11 +106,28 @@ func (r *run) prepare(name string, h holder, tc tmplCtx, args *v1alpha1.Argument
 	if err != nil {
 		return invocation{}, err
 	}
+	if existing == nil {
+		if err := r.checkInputs(name, inputs); err != nil {
+			return invocation{}, err
+		}
+	}
 	addTemplateVars(v, tmpl, inputs)
 	if err := r.applyDisplayName(existing, tmpl, v); err != nil {
 		return invocation{}, err
 	}
 	return invocation{name: name, h: h, tc: inner, scope: tc.scope, tmpl: tmpl, inputs: inputs, v: v}, nil
+}
+
+// checkInputs refuses a bound input parameter longer than
+// Limits.MaxParameterBytes.
+func (r *run) checkInputs(node string, in *v1alpha1.Inputs) error {
+	for _, p := range in.Parameters {
+		if p.Value != nil && len(*p.Value) > r.lim.MaxParameterBytes {
+			return &limitError{node: node, what: fmt.Sprintf("input parameter %q has %d bytes", p.Name, len(*p.Value)),
+				key: "maxParameterBytes", limit: r.lim.MaxParameterBytes}
+		}
+	}
+	return nil
 }
 
 // revisitExisting is the fast path for a leaf node that is still running:

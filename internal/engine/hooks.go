@@ -101,7 +101,7 @@ func (r *run) runExitHook(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc 
 	name := parent.Name + ".onExit"
 	if hook.Expression != "" {
 		if _, exists := r.byName(name); !exists {
-			ok, err := expr.EvalBool(hook.Expression, hv.env())
+			ok, err := r.lim.Expression.EvalBool(hook.Expression, hv.env())
 			if err != nil {
 				return true, v1alpha1.NodeStatus{}, r.errorHookNode(name, hook, parent, tc, opts, err)
 			}
@@ -194,7 +194,7 @@ func (r *run) lifecycleHooks(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, 
 			return false, r.errorHookNode(name, &hook, parent, tc, opts, fmt.Errorf("Expression required for hook %s", name))
 		}
 		if _, exists := r.byName(name); !exists {
-			ok, err := expr.EvalBool(hook.Expression, hv.env())
+			ok, err := r.lim.Expression.EvalBool(hook.Expression, hv.env())
 			if err != nil {
 				return false, r.errorHookNode(name, &hook, parent, tc, opts, err)
 			}
@@ -253,7 +253,7 @@ func (r *run) workflowHooks() bool {
 				r.errorHookNode(name, &hook, root, r.rootContext(), execOpts{}, fmt.Errorf("Expression required for hook %s", name))
 				continue
 			}
-			fire, err := expr.EvalBool(hook.Expression, r.newVars(nil).env())
+			fire, err := r.lim.Expression.EvalBool(hook.Expression, r.newVars(nil).env())
 			if err != nil {
 				r.errorHookNode(name, &hook, root, r.rootContext(), execOpts{}, err)
 				continue

@@ -3,109 +3,14 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
-
 	"github.com/braidwf/braid/internal/expr"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
-
-// loopItems lists the items of withItems, withParam or withSequence
-// (rules 5.1, 5.3). when is the loop's resolved, unexpanded condition: a
-// withParam that is not a list is an error unless it is literally false.
-func loopItems(withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence, when string) ([]v1alpha1.Item, error) {
-	switch {
-	case len(withItems) > 0:
-		return withItems, nil
-	case withParam != "":
-		var items []v1alpha1.Item
-		if err := json.Unmarshal([]byte(withParam), &items); err != nil {
-			if run, werr := expr.EvalWhen(when); werr != nil || run {
-				return nil, fmt.Errorf("withParam value could not be parsed as a JSON list: %s: %v", strings.TrimSpace(withParam), err)
-			}
-			return nil, nil
-		}
-		return items, nil
-	case seq != nil:
-		items, err := expandSequence(seq)
-		if err != nil {
-			if run, werr := expr.EvalWhen(when); werr != nil || run {
-				return nil, err
-			}
-			return nil, nil
-		}
-		return items, nil
-	}
-	return nil, nil
-}
-
-// expandSequence lists a withSequence (rule 5.3): inclusive, counting down
-// when start > end, each item the string fmt.Sprintf(format or "%d", i).
-func expandSequence(seq *v1alpha1.Sequence) ([]v1alpha1.Item, error) {
-	var start, end int
-	var err error
-	if seq.Start != nil {
-		if start, err = seqInt(seq.Start); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case seq.End != nil:
-		if end, err = seqInt(seq.End); err != nil {
-			return nil, err
-		}
-	case seq.Count != nil:
-		count, err := seqInt(seq.Count)
-		if err != nil {
-			return nil, err
-		}
-		if count == 0 {
-			return []v1alpha1.Item{}, nil
-		}
-		end = start + count - 1
-	default:
-		return nil, errors.New("neither end nor count was specified in withSequence")
-	}
-	format := "%d"
-	if seq.Format != "" {
-		format = seq.Format
-	}
-	step := 1
-	if start > end {
-		step = -1
-	}
-	n := (end-start)*step + 1
-	if n > maxSequence {
-		return nil, fmt.Errorf("withSequence of %d items is longer than %d", n, maxSequence)
-	}
-	items := make([]v1alpha1.Item, 0, n)
-	for i := start; ; i += step {
-		item, err := v1alpha1.NewItem(fmt.Sprintf(format, i))
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, item)
-		if i == end {
-			break
-		}
-	}
-	return items, nil
-}
-
-// maxSequence bounds a withSequence so that no input exhausts memory.
-const maxSequence = 1 << 20
-
-func seqInt(v *intstr.IntOrString) (int, error) {
-	if v.Type == intstr.Int {
-		return v.IntValue(), nil
-	}
-	return strconv.Atoi(strings.TrimSpace(v.StrVal))
-}
 
 // iterationName is "<name>(<index>:<desc>)" (rule 5.2).
 func iterationName(name string, i int, item v1alpha1.Item) string {
@@ -219,115 +124,13 @@ func itemValueText(raw json.RawMessage) string {
 	return v1alpha1.Item{Value: raw}.String()
 }
 
-// loopEntry is the expansion of one loop: each iteration's short name,
-// full node name and node ID, for the loop source it was computed from.
-type loopEntry struct {
-	key   string
-	short []string
-	full  []string
-	ids   []string
-}
-
-// loopKey is the resolved source of a loop, as text: iterations are
-// computed again only when it changes.
-func loopKey(withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence) string {
-	var b strings.Builder
-	switch {
-	case len(withItems) > 0:
-		b.WriteString("i")
-		for _, it := range withItems {
-			b.WriteByte(0)
-			b.Write(it.Value)
-		}
-	case withParam != "":
-		b.WriteString("p\x00" + withParam)
-	case seq != nil:
-		b.WriteString("s")
-		for _, v := range []*intstr.IntOrString{seq.Start, seq.End, seq.Count} {
-			b.WriteByte(0)
-			if v != nil {
-				b.WriteString(v.String())
-			}
-		}
-		b.WriteString("\x00" + seq.Format)
-	}
-	return b.String()
-}
-
-// expandLoop returns the iterations of a loop of the node parent (a step
-// group or a TaskGroup's DAG): from the cache when the loop's source has not
-// changed, else computed from its items. items is nil on a cache hit.
-func (r *run) expandLoop(parentName, name string, withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence, when string) (*loopEntry, []v1alpha1.Item, error) {
-	key := loopKey(withItems, withParam, seq)
-	ck := parentName + "\x00" + name
-	if e, ok := r.loops[ck]; ok && e.key == key {
-		return e, nil, nil
-	}
-	items, err := loopItems(withItems, withParam, seq, when)
-	if err != nil {
-		return nil, nil, err
-	}
-	e := &loopEntry{key: key, short: make([]string, len(items)), full: make([]string, len(items)), ids: make([]string, len(items))}
-	for i, item := range items {
-		e.short[i] = iterationName(name, i, item)
-		e.full[i] = parentName + "." + e.short[i]
-		e.ids[i] = r.id(e.full[i])
-	}
-	if r.loops == nil {
-		r.loops = map[string]*loopEntry{}
-	}
-	r.loops[ck] = e
-	return e, items, nil
-}
-
-// expandStepLoop expands a resolved loop step of a group into its
-// iterations (the direct children of the group, rule 1.7). An empty loop
-// becomes a Skipped placeholder. Iterations that exist are not substituted
-// again unless their hooks need the item.
-func (r *run) expandStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.WorkflowStep, tc tmplCtx, sv *vars, template string) ([]stepChild, error) {
-	e, items, err := r.expandLoop(g.Name, s.Name, s.WithItems, s.WithParam, s.WithSequence, s.When)
-	if err != nil {
-		return nil, err
-	}
-	if len(e.ids) == 0 {
-		if _, ok := r.byName(childName); !ok {
-			n, err := r.placeholder(childName, stepHolder(s), tc.scope, g.BoundaryID, v1alpha1.NodeSkipped, "Skipped, empty params")
-			if err != nil {
-				return nil, err
-			}
-			r.addChild(g.ID, n.ID)
-		}
-		return nil, nil
-	}
-	base := *s
-	base.WithItems, base.WithParam, base.WithSequence = nil, "", nil
-	needsItem := s.OnExit != "" || len(s.Hooks) > 0
-	out := make([]stepChild, len(e.ids))
-	for i := range e.ids {
-		_, exists := r.nodes[e.ids[i]]
-		c := stepChild{name: e.full[i], short: e.short[i], id: e.ids[i], step: &base, exists: exists}
-		if !exists || needsItem {
-			if items == nil {
-				if items, err = loopItems(s.WithItems, s.WithParam, s.WithSequence, s.When); err != nil {
-					return nil, err
-				}
-			}
-			if c.step, err = expandItem(&base, e.short[i], template, items[i], sv); err != nil {
-				return nil, err
-			}
-		}
-		out[i] = c
-	}
-	return out, nil
-}
-
 // expandItem substitutes one item into a copy of a loop step, strictly
 // (rule 5.1) unless its when is literally false.
 func expandItem[T any](base *T, name, template string, item v1alpha1.Item, sv *vars) (*T, error) {
 	iv := sv.r.newVars(nil)
 	itemVars(iv, item)
 	mode := expr.Strict
-	if ok, err := expr.EvalWhen(whenOf(base)); err == nil && !ok {
+	if ok, err := sv.r.lim.Expression.EvalWhen(whenOf(base)); err == nil && !ok {
 		mode = expr.Lenient
 	}
 	out, err := substitute(iv, base, mode)
@@ -381,7 +184,9 @@ func loopIndex(name string) int {
 
 // addAggregates adds the aggregated outputs of a loop's iterations
 // (rule 5.6, trap 7): only Succeeded iterations with outputs, by loop index.
-func addAggregates(dst expr.Scope, prefix string, iterations []v1alpha1.NodeStatus) error {
+// What they add up to is bounded by max bytes (Limits.MaxParameterBytes);
+// node names the loop's node in the error.
+func addAggregates(dst expr.Scope, prefix string, iterations []v1alpha1.NodeStatus, node string, max int) error {
 	var kept []v1alpha1.NodeStatus
 	for _, n := range iterations {
 		if n.NodeFlag == nil || (!n.NodeFlag.Hooked && !n.NodeFlag.Retried) {
@@ -395,9 +200,22 @@ func addAggregates(dst expr.Scope, prefix string, iterations []v1alpha1.NodeStat
 	params := []map[string]string{}
 	values := map[string][]string{}
 	results := []json.RawMessage{}
+	size := 0
 	for _, n := range kept {
 		if n.Outputs == nil || n.Phase != v1alpha1.NodeSucceeded {
 			continue
+		}
+		if n.Outputs.Result != nil {
+			size += len(*n.Outputs.Result)
+		}
+		for _, p := range n.Outputs.Parameters {
+			if p.Value != nil {
+				size += len(*p.Value)
+			}
+		}
+		if size > max {
+			return &limitError{node: node, what: fmt.Sprintf("the outputs of its iterations (%s.outputs) add up to more than %d bytes", prefix, max),
+				key: "maxParameterBytes", limit: max}
 		}
 		if len(n.Outputs.Parameters) > 0 {
 			m := map[string]string{}

@@ -28,7 +28,7 @@ func (r *run) applyWorkflowMetadata() error {
 	r.globals = nil
 	for _, k := range slices.Sorted(maps.Keys(md.LabelsFrom)) {
 		text := md.LabelsFrom[k].Expression
-		v, err := expr.Eval(text, expr.Expand(r.globalMap()))
+		v, err := r.lim.Expression.Eval(text, expr.Expand(r.globalMap()))
 		if err != nil {
 			return fmt.Errorf("failed to evaluate label %q expression %q: %w", k, text, err)
 		}

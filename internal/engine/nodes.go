@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,10 +111,12 @@ type nodeInit struct {
 // newNode creates and stores a node (ctl/operator.go initializeNode). It
 // refuses with errNodeLimit when Limits.MaxNodes would be passed.
 func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, error) {
-	if r.maxNodes > 0 && len(r.nodes) >= r.maxNodes {
-		r.nodeLimitHit = true
+	if len(r.nodes) >= r.lim.MaxNodes {
+		r.stopFor(&limitError{node: in.name, what: fmt.Sprintf("the workflow would have %d nodes", len(r.nodes)+1),
+			key: "maxNodes", limit: r.lim.MaxNodes})
 		return v1alpha1.NodeStatus{}, errNodeLimit
 	}
+	r.created++
 	n := v1alpha1.NodeStatus{
 		ID:            r.id(in.name),
 		Name:          in.name,
@@ -197,13 +201,41 @@ func (r *run) addChild(parentID, childID string) {
 	if !ok {
 		return
 	}
-	for _, c := range p.Children {
-		if c == childID {
+	if len(p.Children) < childSetMin {
+		if slices.Contains(p.Children, childID) {
 			return
 		}
+	} else {
+		set := r.childSet(p)
+		if _, dup := set[childID]; dup {
+			return
+		}
+		set[childID] = struct{}{}
 	}
 	p.Children = append(p.Children, childID)
 	r.put(p)
+}
+
+// childSetMin is how many children a node has before addChild looks them up
+// in a set: a loop of 100,000 iterations would otherwise cost a scan of
+// its children for every iteration it adds.
+const childSetMin = 64
+
+// childSet returns the set of p's children, built once per pass (only
+// addChild appends to Children).
+func (r *run) childSet(p v1alpha1.NodeStatus) map[string]struct{} {
+	if r.childSets == nil {
+		r.childSets = map[string]map[string]struct{}{}
+	}
+	set, ok := r.childSets[p.ID]
+	if !ok {
+		set = make(map[string]struct{}, len(p.Children)+1)
+		for _, c := range p.Children {
+			set[c] = struct{}{}
+		}
+		r.childSets[p.ID] = set
+	}
+	return set
 }
 
 // outbound returns the outbound nodes of a node (rule 1.8).

@@ -60,7 +60,7 @@ func resolveOutputParameter(vf *v1alpha1.ValueFrom, v *vars) (string, error) {
 	case vf.Parameter != "":
 		return resolveOneTag(vf.Parameter, v)
 	case vf.Expression != "":
-		res, err := expr.Eval(vf.Expression, v.env())
+		res, err := v.r.lim.Expression.Eval(vf.Expression, v.env())
 		if err != nil {
 			return "", err
 		}
@@ -78,7 +78,7 @@ func resolveOneTag(s string, v *vars) (string, error) {
 		return "", fmt.Errorf("valueFrom.parameter %q must be exactly one tag", s)
 	}
 	if tags[0].Expr {
-		res, err := expr.Eval(tags[0].Body, v.env())
+		res, err := v.r.lim.Expression.Eval(tags[0].Body, v.env())
 		if err != nil {
 			return "", err
 		}

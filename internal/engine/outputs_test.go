@@ -267,7 +267,7 @@ func TestSkippedOutputRefError(t *testing.T) {
 	t.Run("dag errors", func(t *testing.T) {
 		y := skippedYAML("dag", "", "x {{tasks.p.outputs.parameters.o}}")
 		d := load(t, y).run()
-		d.expect(v1alpha1.WorkflowError, "", map[string]string{
+		d.expect(v1alpha1.WorkflowError, d.childFailed("sk.c", "{{tasks.p.outputs.parameters.o}} refers to an absent optional value: its producer was skipped or omitted and declares no default; use a default or an expression with ??"), map[string]string{
 			"sk.c": "Skipped Error {{tasks.p.outputs.parameters.o}} refers to an absent optional value: its producer was skipped or omitted and declares no default; use a default or an expression with ??",
 			"sk":   "DAG Error ",
 		})

@@ -120,7 +120,7 @@ spec:
     dag:
       tasks:
       - {name: a, template: show}`+show).run()
-		d.expect(v1alpha1.WorkflowError, "", map[string]string{
+		d.expect(v1alpha1.WorkflowError, d.childFailed("nt.a", "task 'nt.a' errored: inputs.parameters.x was not supplied"), map[string]string{
 			"nt.a": "Skipped Error task 'nt.a' errored: inputs.parameters.x was not supplied",
 			"nt":   "DAG Error ",
 		})

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -19,6 +21,64 @@ func workflowPhaseOf(p v1alpha1.NodePhase) v1alpha1.WorkflowPhase {
 		return v1alpha1.WorkflowError
 	}
 	return v1alpha1.WorkflowRunning
+}
+
+// failureMessage is the message of a workflow that a Failed or Error node
+// (its root, or its exit handler) ended: the node's own message or, when it
+// has none (a DAG or a TaskGroup, rule 2.5), "child '<id>' failed: <msg>"
+// for the deepest failed child that has one. Argo leaves a failed DAG
+// workflow's message empty; braid gives every Failed or Error workflow a
+// message.
+func (r *run) failureMessage(n v1alpha1.NodeStatus) string {
+	for depth := 0; n.Message == "" && depth <= r.lim.MaxDepth*2; depth++ {
+		c, ok := r.failedChild(n)
+		if !ok {
+			break
+		}
+		if c.Message != "" {
+			return fmt.Sprintf("child '%s' failed: %s", c.ID, c.Message)
+		}
+		n = c
+	}
+	if n.Message == "" {
+		return fmt.Sprintf("%s node '%s' ended %s", n.Type, n.Name, n.Phase)
+	}
+	return n.Message
+}
+
+// failedChild finds the Failed or Error node that made n fail: among its
+// children and the nodes of its boundary, one with n's phase if any, the
+// one that finished last (then by name).
+func (r *run) failedChild(n v1alpha1.NodeStatus) (v1alpha1.NodeStatus, bool) {
+	var best v1alpha1.NodeStatus
+	found := false
+	better := func(c v1alpha1.NodeStatus) bool {
+		switch {
+		case !found:
+			return true
+		case (c.Phase == n.Phase) != (best.Phase == n.Phase):
+			return c.Phase == n.Phase
+		case !c.FinishedAt.Equal(&best.FinishedAt):
+			return best.FinishedAt.Before(&c.FinishedAt)
+		}
+		return c.Name < best.Name
+	}
+	consider := func(c v1alpha1.NodeStatus) {
+		if c.ID != n.ID && c.Phase.FailedOrError() && !isHooked(c) && better(c) {
+			best, found = c, true
+		}
+	}
+	for _, id := range n.Children {
+		consider(r.nodes[id])
+	}
+	if n.Type == v1alpha1.NodeTypeSteps || n.Type == v1alpha1.NodeTypeDAG {
+		for _, c := range r.nodes {
+			if c.BoundaryID == n.ID {
+				consider(c)
+			}
+		}
+	}
+	return best, found
 }
 
 // completeWorkflow ends the workflow (rule 2.8a): phase, message,

@@ -59,7 +59,7 @@ spec:
       tasks:
       - {name: a, templateRef: {name: lib, template: x}}
 `).run()
-		d.expect(v1alpha1.WorkflowError, "", map[string]string{
+		d.expect(v1alpha1.WorkflowError, d.childFailed("tr.a", "task 'tr.a' errored: templateRef lib/x: no workflow templates are available"), map[string]string{
 			"tr.a": "Skipped Error task 'tr.a' errored: templateRef lib/x: no workflow templates are available",
 			"tr":   "DAG Error ",
 		})
@@ -129,36 +129,42 @@ func TestDAGPhase(t *testing.T) {
 		name, failFast, tasks string
 		phase                 v1alpha1.WorkflowPhase
 		dag                   string
+		child, msg            string // the workflow message: childFailed(child, msg)
 	}{
-		{"failed target", "true", "      - {name: a, template: fail}", v1alpha1.WorkflowFailed, "DAG Failed "},
-		{"error target", "true", "      - {name: a, template: err}", v1alpha1.WorkflowError, "DAG Error "},
+		{"failed target", "true", "      - {name: a, template: fail}", v1alpha1.WorkflowFailed, "DAG Failed ", "dp.a", "main: Error (exit code 1)"},
+		{"error target", "true", "      - {name: a, template: err}", v1alpha1.WorkflowError, "DAG Error ", "dp.a", "boom"},
 		{"first failing target wins with failFast", "true",
-			"      - {name: a, template: fail}\n      - {name: b, template: err}", v1alpha1.WorkflowFailed, "DAG Failed "},
+			"      - {name: a, template: fail}\n      - {name: b, template: err}", v1alpha1.WorkflowFailed, "DAG Failed ", "dp.a", "main: Error (exit code 1)"},
 		{"last failing target wins without failFast", "false",
-			"      - {name: a, template: fail}\n      - {name: b, template: err}", v1alpha1.WorkflowError, "DAG Error "},
+			"      - {name: a, template: fail}\n      - {name: b, template: err}", v1alpha1.WorkflowError, "DAG Error ", "dp.b", "boom"},
 		{"continueOn target ignored", "true",
-			"      - {name: a, template: fail, continueOn: {failed: true}}\n      - {name: b, template: ok}", v1alpha1.WorkflowSucceeded, "DAG Succeeded"},
+			"      - {name: a, template: fail, continueOn: {failed: true}}\n      - {name: b, template: ok}", v1alpha1.WorkflowSucceeded, "DAG Succeeded", "", ""},
 		{"omitted target inherits error", "true",
-			"      - {name: a, template: need}\n      - {name: b, template: ok, depends: a}", v1alpha1.WorkflowError, "DAG Error "},
+			"      - {name: a, template: need}\n      - {name: b, template: ok, depends: a}", v1alpha1.WorkflowError, "DAG Error ", "dp.a", "task 'dp.a' errored: inputs.parameters.x was not supplied"},
 		{"taskgroup takes the last failure", "true",
-			"      - {name: a, template: '{{item}}', withItems: [fail, err, ok]}", v1alpha1.WorkflowError, "DAG Error "},
+			"      - {name: a, template: '{{item}}', withItems: [fail, err, ok]}", v1alpha1.WorkflowError, "DAG Error ", "dp.a(2:ok)", "task 'dp.a(2:ok)' errored: template {{item}} not found"},
 		{"skipped target succeeds", "true",
-			"      - {name: a, template: ok, when: 'false'}", v1alpha1.WorkflowSucceeded, "DAG Succeeded"},
+			"      - {name: a, template: ok, when: 'false'}", v1alpha1.WorkflowSucceeded, "DAG Succeeded", "", ""},
 		{"AllFailed", "true",
-			"      - {name: a, template: fail, withItems: [1, 2]}\n      - {name: b, template: ok, depends: a.AllFailed}", v1alpha1.WorkflowSucceeded, "DAG Succeeded"},
+			"      - {name: a, template: fail, withItems: [1, 2]}\n      - {name: b, template: ok, depends: a.AllFailed}", v1alpha1.WorkflowSucceeded, "DAG Succeeded", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := load(t, dagPhaseYAML(tt.failFast, tt.tasks))
 			d.respond = errRuntime
 			d.run()
-			d.expect(tt.phase, "", map[string]string{"dp": tt.dag})
+			msg := ""
+			if tt.child != "" {
+				msg = d.childFailed(tt.child, tt.msg)
+			}
+			d.expect(tt.phase, msg, map[string]string{"dp": tt.dag})
 		})
 	}
 	d := load(t, dagPhaseYAML("true", "      - {name: a, template: '{{item}}', withItems: [fail, err, ok]}"))
 	d.respond = errRuntime
 	d.run()
-	d.expect(v1alpha1.WorkflowError, "", map[string]string{"dp.a": "TaskGroup Error "})
+	d.expect(v1alpha1.WorkflowError, d.childFailed("dp.a(2:ok)", "task 'dp.a(2:ok)' errored: template {{item}} not found"),
+		map[string]string{"dp.a": "TaskGroup Error "})
 }
 
 // Rule 2.3: a step group fails on its first failing child in children
@@ -209,7 +215,7 @@ func TestWorkflowOperationError(t *testing.T) {
 	d := load(t, loopsSequenceYAML)
 	d.limits.MaxNodes = 5
 	d.run()
-	d.expect(v1alpha1.WorkflowError, "maximum number of nodes 5 exceeded", map[string]string{
+	d.expect(v1alpha1.WorkflowError, `node "loops-sequence[0].sequence-count(3:3)": the workflow would have 6 nodes, more than the limit (limits.maxNodes = 5)`, map[string]string{
 		"loops-sequence": "Steps Error Workflow operation error"})
 }
 

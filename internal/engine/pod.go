@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -251,6 +252,9 @@ func (r *run) mergeCompleted(n v1alpha1.NodeStatus, res StepResult) {
 		n.HostNodeName = res.HostNode
 	}
 	n.Outputs = resultOutputs(res, t)
+	if err := r.boundOutputs(&n); err != nil {
+		n.Phase, n.Message = v1alpha1.NodeError, err.Error()
+	}
 	n.FinishedAt = metav1.NewTime(r.now)
 	if !res.FinishedAt.IsZero() {
 		n.FinishedAt = metav1.NewTime(res.FinishedAt.UTC())
@@ -263,6 +267,44 @@ func (r *run) mergeCompleted(n v1alpha1.NodeStatus, res StepResult) {
 	r.put(n)
 	r.mergeContainers(n, res, true)
 	r.exportOutputs(n.Outputs)
+}
+
+// boundOutputs applies the size limits to what a step reported: a result
+// longer than Limits.MaxResultBytes keeps its last bytes, as Argo keeps the
+// end of stdout; an output parameter longer than Limits.MaxParameterBytes is
+// dropped, and the error says so (the node ends Error).
+func (r *run) boundOutputs(n *v1alpha1.NodeStatus) error {
+	out := n.Outputs
+	if out == nil {
+		return nil
+	}
+	if out.Result != nil && len(*out.Result) > r.lim.MaxResultBytes {
+		tail := lastBytes(*out.Result, r.lim.MaxResultBytes)
+		out.Result = &tail
+	}
+	var err error
+	kept := out.Parameters[:0]
+	for _, p := range out.Parameters {
+		if p.Value != nil && len(*p.Value) > r.lim.MaxParameterBytes {
+			if err == nil {
+				err = &limitError{node: n.Name, what: fmt.Sprintf("output parameter %q has %d bytes", p.Name, len(*p.Value)),
+					key: "maxParameterBytes", limit: r.lim.MaxParameterBytes}
+			}
+			continue
+		}
+		kept = append(kept, p)
+	}
+	out.Parameters = kept
+	return err
+}
+
+// lastBytes is the end of s in at most max bytes, starting on a rune.
+func lastBytes(s string, max int) string {
+	i := len(s) - max
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }
 
 // ranFor is how long a step ran: from the report's times, or else the

@@ -11,9 +11,6 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// defaultMaxDepth bounds recursion when Limits.MaxDepth is 0.
-const defaultMaxDepth = 1000
-
 // run is the state of one Reconcile. It is created, used and dropped within
 // the call; nothing in it outlives Reconcile.
 type run struct {
@@ -26,8 +23,7 @@ type run struct {
 	relaunch map[string]bool
 	lookups  MemoCache // Snapshot.Cache: memoization look-ups
 	locks    Locks     // Snapshot.Locks: template-level synchronization
-	maxDepth int
-	maxNodes int
+	lim      Limits    // with defaults
 	pattern  string
 
 	changed    map[string]prevNode // what each node changed in this pass was before it
@@ -50,12 +46,16 @@ type run struct {
 	refErrs map[v1alpha1.TemplateRef]error // resolver errors: never kept in a Memo
 	counters
 
-	nodeLimitHit bool
-	sawActive    bool // a leaf node still running was seen this pass
-	sawRunning   bool // a Pod node Running was seen this pass (PodRunning)
-	memoized     bool // caches outlive the pass (Snapshot.Memo)
-	transient    *regexp.Regexp
-	keyBuf       []byte // scratch for node IDs (byName)
+	stop    *limitError // a bound that ends the workflow Error (maxNodes, maxDepth)
+	created int         // nodes created in this pass (Limits.MaxNodesPerPass)
+	yielded bool        // the pass stopped creating nodes: it is called again at once
+
+	sawActive  bool // a leaf node still running was seen this pass
+	sawRunning bool // a Pod node Running was seen this pass (PodRunning)
+	memoized   bool // caches outlive the pass (Snapshot.Memo)
+	transient  *regexp.Regexp
+	keyBuf     []byte                         // scratch for node IDs (byName)
+	childSets  map[string]map[string]struct{} // children of big nodes (addChild)
 }
 
 // caches memoise pure functions of the spec: within one pass, or across
@@ -113,8 +113,8 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 		if !r.suspended() {
 			r.operate()
 		}
-		if r.nodeLimitHit && !r.wf.Status.Phase.Completed() {
-			r.failForNodeLimit()
+		if r.stop != nil { // even when the walk completed the workflow in this pass
+			r.failForLimit(r.stop)
 		}
 		r.keepGoing()
 		r.updateSums()
@@ -151,13 +151,9 @@ func newRun(s Snapshot, now time.Time) *run {
 		relaunch: withLockWaiters(s),
 		lookups:  s.Cache,
 		locks:    s.Locks,
-		maxDepth: s.Limits.MaxDepth,
-		maxNodes: s.Limits.MaxNodes,
+		lim:      s.Limits.WithDefaults(),
 		pattern:  s.TransientErrorPattern,
 		changed:  map[string]prevNode{},
-	}
-	if r.maxDepth <= 0 {
-		r.maxDepth = defaultMaxDepth
 	}
 	r.caches = &caches{}
 	if m := s.Memo; m != nil {
@@ -197,7 +193,7 @@ func (r *run) start() bool {
 		st.StartedAt = metav1.NewTime(r.now)
 	}
 	r.duration = fmt.Sprintf("%f", r.now.Sub(st.StartedAt.Time).Seconds())
-	if err := checkGlobalParameters(r.spec.Arguments.Parameters); err != nil {
+	if err := r.checkGlobalParameters(r.spec.Arguments.Parameters); err != nil {
 		r.completeWorkflow(v1alpha1.WorkflowFailed, "failed to set global parameters: "+err.Error())
 		return false
 	}
@@ -258,6 +254,9 @@ func (r *run) operate() {
 // (rule 2.2, trap 14).
 func (r *run) settle(root v1alpha1.NodeStatus, mapped v1alpha1.WorkflowPhase, exitNode *v1alpha1.NodeStatus) {
 	msg := root.Message
+	if root.Phase.FailedOrError() {
+		msg = r.failureMessage(root)
+	}
 	if root.Phase.FailedOrError() && r.shutdown != "" {
 		msg = fmt.Sprintf("Stopped with strategy '%s'", r.shutdown)
 	}
@@ -265,9 +264,9 @@ func (r *run) settle(root v1alpha1.NodeStatus, mapped v1alpha1.WorkflowPhase, ex
 	case v1alpha1.WorkflowSucceeded:
 		switch {
 		case exitNode != nil && exitNode.Phase == v1alpha1.NodeFailed:
-			r.completeWorkflow(v1alpha1.WorkflowFailed, exitNode.Message)
+			r.completeWorkflow(v1alpha1.WorkflowFailed, r.failureMessage(*exitNode))
 		case exitNode != nil && exitNode.Phase == v1alpha1.NodeError:
-			r.completeWorkflow(v1alpha1.WorkflowError, exitNode.Message)
+			r.completeWorkflow(v1alpha1.WorkflowError, r.failureMessage(*exitNode))
 		default:
 			r.completeWorkflow(v1alpha1.WorkflowSucceeded, "")
 		}
@@ -336,6 +335,27 @@ func (r *run) result() Result {
 	return res
 }
 
+// stopFor records a bound that ends the workflow Error at the end of the
+// pass; the first one is kept.
+func (r *run) stopFor(e *limitError) {
+	if r.stop == nil {
+		r.stop = e
+	}
+}
+
+// yield reports whether this pass has created Limits.MaxNodesPerPass nodes.
+// The caller then creates no more, and Reconcile asks to be called again at
+// once: a pass stays short however big the workflow, so a shutdown or a new
+// result is seen soon.
+func (r *run) yield() bool {
+	if r.created < r.lim.MaxNodesPerPass {
+		return false
+	}
+	r.yielded = true
+	r.again()
+	return true
+}
+
 // wake asks to be called again at t (the earliest such time wins).
 func (r *run) wake(t time.Time) {
 	if r.wakeAt.IsZero() || t.Before(r.wakeAt) {
@@ -343,10 +363,11 @@ func (r *run) wake(t time.Time) {
 	}
 }
 
-// failForNodeLimit ends a workflow that tried to create more nodes than
-// Limits.MaxNodes allows: running steps are killed and the workflow is Error.
-func (r *run) failForNodeLimit() {
-	msg := fmt.Sprintf("maximum number of nodes %d exceeded", r.maxNodes)
+// failForLimit ends a workflow that crossed Limits.MaxNodes or
+// Limits.MaxDepth: running steps are killed and the workflow is Error with
+// the bound's message.
+func (r *run) failForLimit(e *limitError) {
+	msg := e.Error()
 	for _, id := range sortedIDs(r.nodes) {
 		n := r.nodes[id]
 		if isLeafType(n.Type) && !n.Phase.Fulfilled() {
@@ -359,9 +380,14 @@ func (r *run) failForNodeLimit() {
 var errBadParameter = errors.New("either value or valueFrom must be specified in order to set global parameter")
 
 // checkGlobalParameters checks that every workflow parameter has a value
-// (rule 2.8): braid reads no ConfigMaps, so valueFrom needs a default.
-func checkGlobalParameters(params []v1alpha1.Parameter) error {
+// (rule 2.8): braid reads no ConfigMaps, so valueFrom needs a default. A
+// value longer than Limits.MaxParameterBytes is refused.
+func (r *run) checkGlobalParameters(params []v1alpha1.Parameter) error {
 	for _, p := range params {
+		if p.Value != nil && len(*p.Value) > r.lim.MaxParameterBytes {
+			return &limitError{node: r.wf.Name, what: fmt.Sprintf("global parameter %q has %d bytes", p.Name, len(*p.Value)),
+				key: "maxParameterBytes", limit: r.lim.MaxParameterBytes}
+		}
 		if p.Value != nil {
 			continue
 		}

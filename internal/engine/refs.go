@@ -129,7 +129,7 @@ func (r *run) addStepEntries(sc expr.Scope, prefix, group string, step *v1alpha1
 			iterations = append(iterations, n)
 		}
 	}
-	return addAggregates(sc, prefix, iterations)
+	return addAggregates(sc, prefix, iterations, group+"."+step.Name, r.lim.MaxParameterBytes)
 }
 
 // addNodeEntries adds a node's variables, or a skipped producer's.

@@ -238,7 +238,7 @@ func (r *run) retryPolicy(id string, ids []string, last v1alpha1.NodeStatus, rs 
 		}
 	}
 	if rs.Expression != "" {
-		ok, err := expr.EvalBool(rs.Expression, retryEnv(ids, last, r.now))
+		ok, err := r.lim.Expression.EvalBool(rs.Expression, retryEnv(ids, last, r.now))
 		if err != nil {
 			return false, err
 		}

@@ -358,7 +358,7 @@ spec:
 `)
 	most := maxConcurrent(d)
 	d.run()
-	d.expect(v1alpha1.WorkflowFailed, "", map[string]string{"rpar.a": "Retry Failed No more retries left", "rpar.b": "Retry Failed No more retries left"})
+	d.expect(v1alpha1.WorkflowFailed, d.childFailed("rpar.b", "No more retries left"), map[string]string{"rpar.a": "Retry Failed No more retries left", "rpar.b": "Retry Failed No more retries left"})
 	eq(t, "one at a time", *most, 1)
 	eq(t, "pods", len(d.launches), 6)
 }

@@ -133,7 +133,7 @@ func (v *vars) replace(text string, mode expr.Mode) (string, error) {
 	if scope == nil {
 		return text, nil
 	}
-	out, err := expr.Replace(text, scope, mode)
+	out, err := v.r.lim.Expression.Replace(text, scope, mode)
 	if err == nil {
 		err = v.refErr()
 	}
@@ -153,7 +153,7 @@ func substitute[T any](v *vars, in *T, mode expr.Mode) (*T, error) {
 	if scope == nil {
 		return in, nil
 	}
-	out, err := expr.ReplaceJSON(text, scope, mode)
+	out, err := v.r.lim.Expression.ReplaceJSON(text, scope, mode)
 	if err != nil {
 		return nil, err
 	}

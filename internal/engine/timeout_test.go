@@ -73,7 +73,7 @@ spec:
 func TestDAGTaskLevelTimeoutConformance(t *testing.T) {
 	d := load(t, dagTaskTimeoutYAML).run()
 	p := "dag-task-level-timeout"
-	d.expectExactly(v1alpha1.WorkflowFailed, "", map[string]string{
+	d.expectExactly(v1alpha1.WorkflowFailed, d.childFailed(p+".B", "Step exceeded its deadline"), map[string]string{
 		p:        "DAG Failed ",
 		p + ".A": "Pod Succeeded",
 		p + ".B": "Pod Failed Step exceeded its deadline",
