@@ -5,6 +5,11 @@ import (
 	"errors"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -45,4 +50,37 @@ func (s *workflowServer) now() time.Time {
 		return s.clock()
 	}
 	return time.Now()
+}
+
+// workflowJSON is a submitted workflow as JSON for spec.Load, with the
+// apiVersion and kind that a request may leave out. It then empties in, so
+// that a big request's Struct is not held beside the JSON and the Workflow
+// made from it: the caller must not use in afterwards.
+func workflowJSON(in *structpb.Struct) ([]byte, error) {
+	fields := in.GetFields()
+	kv, hasKind := fields["kind"]
+	if kind := kv.GetStringValue(); hasKind && kind != "Workflow" {
+		return nil, status.Errorf(codes.InvalidArgument, "kind must be Workflow, not %q", kind)
+	}
+	_, hasAPIVersion := fields["apiVersion"]
+	data, err := protojson.Marshal(in)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "workflow: %v", err)
+	}
+	in.Fields = nil
+	var head []byte
+	if !hasAPIVersion {
+		head = append(head, `"apiVersion":"`+v1alpha1.APIVersion+`",`...)
+	}
+	if !hasKind {
+		head = append(head, `"kind":"Workflow",`...)
+	}
+	if len(head) == 0 {
+		return data, nil
+	}
+	// data is a non-empty object: {"...
+	out := make([]byte, 0, len(data)+len(head))
+	out = append(out, '{')
+	out = append(out, head...)
+	return append(out, data[1:]...), nil
 }

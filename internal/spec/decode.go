@@ -35,6 +35,7 @@ type converter struct {
 	aliasDepth int
 	fields     map[reflect.Type]map[string]reflect.Type
 	issues     []fieldIssue
+	path       fieldPath // of the value being converted
 }
 
 type fieldIssue struct {
@@ -48,13 +49,14 @@ func newConverter(strict bool) *converter {
 	return &converter{strict: strict, fields: map[reflect.Type]map[string]reflect.Type{}}
 }
 
-func (c *converter) report(n *yaml.Node, path, format string, args ...any) {
-	c.issues = append(c.issues, fieldIssue{path: path, line: n.Line, msg: fmt.Sprintf(format, args...)})
+func (c *converter) report(n *yaml.Node, format string, args ...any) {
+	c.issues = append(c.issues, fieldIssue{path: c.path.String(), line: n.Line, msg: fmt.Sprintf(format, args...)})
 }
 
 // convert converts n, expected to decode into a value of type t. A nil t means
 // the shape is free (an interface, or a type that parses JSON itself).
-func (c *converter) convert(n *yaml.Node, t reflect.Type, path string, depth int) (any, error) {
+// Issues are reported at c.path, the path of n.
+func (c *converter) convert(n *yaml.Node, t reflect.Type, depth int) (any, error) {
 	c.nodes++
 	if c.nodes > maxNodes {
 		return nil, fmt.Errorf("line %d: document too large: more than %d values (check for alias expansion)", n.Line, maxNodes)
@@ -74,25 +76,25 @@ func (c *converter) convert(n *yaml.Node, t reflect.Type, path string, depth int
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
-		return c.convert(n.Content[0], t, path, depth+1)
+		return c.convert(n.Content[0], t, depth+1)
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return nil, fmt.Errorf("line %d: unknown alias", n.Line)
 		}
 		c.aliasDepth++
 		defer func() { c.aliasDepth-- }()
-		return c.convert(n.Alias, t, path, depth+1)
+		return c.convert(n.Alias, t, depth+1)
 	case yaml.MappingNode:
-		return c.mapping(n, t, path, depth)
+		return c.mapping(n, t, depth)
 	case yaml.SequenceNode:
-		return c.sequence(n, t, path, depth)
+		return c.sequence(n, t, depth)
 	case yaml.ScalarNode:
-		return c.scalar(n, t, path)
+		return c.scalar(n, t)
 	}
 	return nil, fmt.Errorf("line %d: unexpected YAML node", n.Line)
 }
 
-func (c *converter) mapping(n *yaml.Node, t reflect.Type, path string, depth int) (any, error) {
+func (c *converter) mapping(n *yaml.Node, t reflect.Type, depth int) (any, error) {
 	var fields map[string]reflect.Type
 	var elem reflect.Type
 	switch {
@@ -102,45 +104,46 @@ func (c *converter) mapping(n *yaml.Node, t reflect.Type, path string, depth int
 	case t.Kind() == reflect.Map:
 		elem = t.Elem()
 	default:
-		c.report(n, path, "expected %s, got a map", describe(t))
+		c.report(n, "expected %s, got a map", describe(t))
 		t = nil
 	}
-	out := map[string]any{}
-	seen := map[string]int{}
-	pairs, err := mergedPairs(n, depth)
+	var buf [8]pair
+	pairs, err := mergedPairs(n, depth, buf[:0])
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string]any, len(pairs))
+	var seenBuf [8]keyLine
+	seen := keyLines{list: seenBuf[:0]}
 	for _, p := range pairs {
 		key, err := c.key(p.key)
 		if err != nil {
 			return nil, err
 		}
-		sub := joinPath(path, key)
-		if line, dup := seen[key]; dup && !p.merged {
-			// Argo's own loader keeps the last value, so this only warns.
-			c.issues = append(c.issues, fieldIssue{path: sub, line: p.key.Line, warning: true,
-				msg: fmt.Sprintf("duplicate key %q (first at line %d): the last value is used", key, line)})
-		}
-		if _, dup := seen[key]; dup && p.merged {
+		line, dup := seen.get(key)
+		if dup && p.merged {
 			continue // keys written in the mapping win over merged ones
 		}
-		seen[key] = p.key.Line
+		c.path.push(key)
+		if dup {
+			// Argo's own loader keeps the last value, so this only warns.
+			c.issues = append(c.issues, fieldIssue{path: c.path.String(), line: p.key.Line, warning: true,
+				msg: fmt.Sprintf("duplicate key %q (first at line %d): the last value is used", key, line)})
+		}
+		seen.set(key, p.key.Line)
 		var ft reflect.Type
 		switch {
 		case fields != nil:
 			f, ok := fields[key]
-			if !ok {
-				if c.strict {
-					c.report(p.key, sub, "unknown field %q", key)
-				}
-				f = nil
+			if !ok && c.strict {
+				c.report(p.key, "unknown field %q", key)
 			}
 			ft = f
 		case elem != nil:
 			ft = elem
 		}
-		v, err := c.convert(p.value, ft, sub, depth+1)
+		v, err := c.convert(p.value, ft, depth+1)
+		c.path.pop()
 		if err != nil {
 			return nil, err
 		}
@@ -149,18 +152,69 @@ func (c *converter) mapping(n *yaml.Node, t reflect.Type, path string, depth int
 	return out, nil
 }
 
+// keyLines remembers the line of each key seen in a mapping: in a list for
+// the handful of keys most mappings have, in a map past that.
+type keyLines struct {
+	list []keyLine
+	m    map[string]int
+}
+
+type keyLine struct {
+	key  string
+	line int
+}
+
+const keyLinesListMax = 16
+
+func (s *keyLines) get(key string) (int, bool) {
+	if s.m != nil {
+		line, ok := s.m[key]
+		return line, ok
+	}
+	for _, kl := range s.list {
+		if kl.key == key {
+			return kl.line, true
+		}
+	}
+	return 0, false
+}
+
+func (s *keyLines) set(key string, line int) {
+	if s.m != nil {
+		s.m[key] = line
+		return
+	}
+	for i := range s.list {
+		if s.list[i].key == key {
+			s.list[i].line = line
+			return
+		}
+	}
+	if len(s.list) < keyLinesListMax {
+		s.list = append(s.list, keyLine{key, line})
+		return
+	}
+	s.m = make(map[string]int, 2*keyLinesListMax)
+	for _, kl := range s.list {
+		s.m[kl.key] = kl.line
+	}
+	s.m[key] = line
+}
+
 type pair struct {
 	key, value *yaml.Node
 	merged     bool
 }
 
 // mergedPairs lists the key/value pairs of a mapping, expanding YAML merge
-// keys (<<) so that explicit keys come first and merged ones after.
-func mergedPairs(n *yaml.Node, depth int) ([]pair, error) {
+// keys (<<) so that explicit keys come first and merged ones after. It
+// appends them to buf, so that a caller can keep the list on its stack.
+func mergedPairs(n *yaml.Node, depth int, buf []pair) ([]pair, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("line %d: merge keys nested deeper than %d levels", n.Line, maxDepth)
 	}
-	var own, merged []pair
+	own := buf
+	var merged []pair
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
@@ -182,7 +236,7 @@ func mergeSource(v *yaml.Node, depth int) ([]pair, error) {
 	}
 	switch v.Kind {
 	case yaml.MappingNode:
-		ps, err := mergedPairs(v, depth+1)
+		ps, err := mergedPairs(v, depth+1, nil)
 		for i := range ps {
 			ps[i].merged = true
 		}
@@ -211,18 +265,20 @@ func (c *converter) key(k *yaml.Node) (string, error) {
 	return k.Value, nil
 }
 
-func (c *converter) sequence(n *yaml.Node, t reflect.Type, path string, depth int) (any, error) {
+func (c *converter) sequence(n *yaml.Node, t reflect.Type, depth int) (any, error) {
 	var elem reflect.Type
 	if t != nil {
 		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
 			elem = t.Elem()
 		} else {
-			c.report(n, path, "expected %s, got a list", describe(t))
+			c.report(n, "expected %s, got a list", describe(t))
 		}
 	}
 	out := make([]any, 0, len(n.Content))
 	for i, item := range n.Content {
-		v, err := c.convert(item, elem, fmt.Sprintf("%s[%d]", path, i), depth+1)
+		c.path.pushIndex(i)
+		v, err := c.convert(item, elem, depth+1)
+		c.path.pop()
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +287,7 @@ func (c *converter) sequence(n *yaml.Node, t reflect.Type, path string, depth in
 	return out, nil
 }
 
-func (c *converter) scalar(n *yaml.Node, t reflect.Type, path string) (any, error) {
+func (c *converter) scalar(n *yaml.Node, t reflect.Type) (any, error) {
 	v, err := scalarValue(n)
 	if err != nil {
 		return nil, err
@@ -239,12 +295,12 @@ func (c *converter) scalar(n *yaml.Node, t reflect.Type, path string) (any, erro
 	if t == nil {
 		return v, nil
 	}
-	return c.fitScalar(n, v, t, path), nil
+	return c.fitScalar(n, v, t), nil
 }
 
 // fitScalar checks a scalar against a plain Go kind. A number or bool where a
 // string belongs is an error in strict mode and turned into text otherwise.
-func (c *converter) fitScalar(n *yaml.Node, v any, t reflect.Type, path string) any {
+func (c *converter) fitScalar(n *yaml.Node, v any, t reflect.Type) any {
 	if v == nil {
 		return nil
 	}
@@ -252,14 +308,14 @@ func (c *converter) fitScalar(n *yaml.Node, v any, t reflect.Type, path string) 
 	case reflect.String:
 		if _, ok := v.(string); !ok {
 			if c.strict {
-				c.report(n, path, "expected a string, got %s %q (quote it)", kindOf(v), n.Value)
+				c.report(n, "expected a string, got %s %q (quote it)", kindOf(v), n.Value)
 				return v
 			}
 			return n.Value
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			c.report(n, path, "expected true or false, got %q", n.Value)
+			c.report(n, "expected true or false, got %q", n.Value)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
@@ -267,22 +323,22 @@ func (c *converter) fitScalar(n *yaml.Node, v any, t reflect.Type, path string) 
 		case int64, uint64:
 		case float64:
 			if x != math.Trunc(x) {
-				c.report(n, path, "expected an integer, got %q", n.Value)
+				c.report(n, "expected an integer, got %q", n.Value)
 			}
 		default:
-			c.report(n, path, "expected an integer, got %q", n.Value)
+			c.report(n, "expected an integer, got %q", n.Value)
 		}
 	case reflect.Float32, reflect.Float64:
 		switch v.(type) {
 		case int64, uint64, float64:
 		default:
-			c.report(n, path, "expected a number, got %q", n.Value)
+			c.report(n, "expected a number, got %q", n.Value)
 		}
 	case reflect.Struct, reflect.Map:
-		c.report(n, path, "expected %s, got %s %q", describe(t), kindOf(v), n.Value)
+		c.report(n, "expected %s, got %s %q", describe(t), kindOf(v), n.Value)
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() != reflect.Uint8 { // []byte is base64 text
-			c.report(n, path, "expected %s, got %s %q", describe(t), kindOf(v), n.Value)
+			c.report(n, "expected %s, got %s %q", describe(t), kindOf(v), n.Value)
 		}
 	}
 	return v

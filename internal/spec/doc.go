@@ -9,7 +9,10 @@
 //     Lenient mode ignores unknown fields. Documents that are not Argo kinds
 //     (ConfigMap, PersistentVolumeClaim, ...) are kept with a note in
 //     Document.Skipped. Limits on size and depth keep hostile input from
-//     exhausting memory; no input makes the loader panic.
+//     exhausting memory; no input makes the loader panic. Paths are formatted
+//     only for what is reported (fieldPath), so a big document costs no
+//     string per field; LoadNoLines, for the server, also lets each
+//     document's YAML tree go before its typed object is built.
 //   - Validation (validate*.go): what argo lint checks. Each problem is an
 //     Issue that names the file, the object, the field path and the line, for
 //     example

@@ -64,27 +64,54 @@ func (d *Document) issue(path, format string, args ...any) Issue {
 // Load decodes every document in data. name is used in messages. It returns
 // the documents it could read, and an Issues error for those it could not.
 func Load(name string, data []byte, mode Mode) ([]*Document, error) {
-	var docs []*Document
-	var issues Issues
+	return load(name, data, mode, true)
+}
+
+// LoadNoLines is Load for a caller that has no use for line numbers, such
+// as the server, which re-encodes what it is sent. Its documents keep no
+// YAML tree, so that a big document's tree is freed before its typed
+// object is built; the issues that Validate finds in them have no line.
+func LoadNoLines(name string, data []byte, mode Mode) ([]*Document, error) {
+	return load(name, data, mode, false)
+}
+
+func load(name string, data []byte, mode Mode, lines bool) ([]*Document, error) {
+	type parsed struct {
+		index int
+		root  *yaml.Node
+	}
+	// Every document is parsed first: the decoder holds on to the tree of
+	// the last one it read, which must not outlive its conversion.
+	var roots []parsed
+	var parseErr *Issue
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for i := 0; ; i++ {
-		var root yaml.Node
-		err := decodeNode(dec, &root)
+		root := new(yaml.Node)
+		err := decodeNode(dec, root)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			issues = append(issues, Issue{File: name, Line: yamlErrorLine(err), Message: cleanYAMLError(err)})
+			parseErr = &Issue{File: name, Line: yamlErrorLine(err), Message: cleanYAMLError(err)}
 			break
 		}
-		if isEmptyDocument(&root) {
-			continue
+		if !isEmptyDocument(root) {
+			roots = append(roots, parsed{i, root})
 		}
-		doc, errs := decodeDocument(name, i, &root, mode)
+	}
+	dec = nil
+	var docs []*Document
+	var issues Issues
+	for j := range roots {
+		doc, errs := decodeDocument(name, roots[j].index, roots[j].root, mode, lines)
+		roots[j].root = nil
 		issues = append(issues, errs...)
 		if doc != nil {
 			docs = append(docs, doc)
 		}
+	}
+	if parseErr != nil {
+		issues = append(issues, *parseErr)
 	}
 	return docs, issues.Err()
 }
@@ -109,7 +136,9 @@ func isEmptyDocument(n *yaml.Node) bool {
 	return false
 }
 
-func decodeDocument(file string, index int, root *yaml.Node, mode Mode) (*Document, Issues) {
+// decodeDocument decodes one document; without lines, the document lets
+// its YAML tree go once it is converted.
+func decodeDocument(file string, index int, root *yaml.Node, mode Mode, lines bool) (*Document, Issues) {
 	doc := &Document{File: file, Index: index, Line: root.Line, root: root}
 	body := root
 	if body.Kind == yaml.DocumentNode {
@@ -121,27 +150,30 @@ func decodeDocument(file string, index int, root *yaml.Node, mode Mode) (*Docume
 	if body.Kind != yaml.MappingNode {
 		return nil, Issues{{File: file, Line: body.Line, Message: fmt.Sprintf("document %d is not a map: every document needs apiVersion, kind and metadata", index+1)}}
 	}
-	// First pass without a type, to learn the kind and the name.
-	generic, err := newConverter(false).convert(body, nil, "", 0)
-	if err != nil {
-		return nil, Issues{{File: file, Line: body.Line, Message: err.Error()}}
+	doc.APIVersion, doc.Kind, doc.Name = header(body)
+	var obj Object
+	skip := ""
+	if doc.Kind != "" {
+		obj, skip = newObject(doc.APIVersion, doc.Kind)
 	}
-	m, _ := generic.(map[string]any)
-	doc.APIVersion, _ = m["apiVersion"].(string)
-	doc.Kind, _ = m["kind"].(string)
-	doc.Name = objectName(m)
-	if doc.Kind == "" {
-		return doc, Issues{doc.issue("kind", "the document has no kind")}
-	}
-	obj, skip := newObject(doc.APIVersion, doc.Kind)
 	if obj == nil {
+		// Not read, but still checked, so that a broken document is
+		// reported whatever its kind.
+		if _, err := newConverter(false).convert(body, nil, 0); err != nil {
+			return nil, Issues{{File: file, Line: body.Line, Message: err.Error()}}
+		}
+		if doc.Kind == "" {
+			return doc, Issues{doc.issue("kind", "the document has no kind")}
+		}
 		doc.Skipped = skip
 		return doc, nil
 	}
 	c := newConverter(mode == Strict)
-	value, err := c.convert(body, reflect.TypeOf(obj), "", 0)
+	value, err := c.convert(body, reflect.TypeOf(obj), 0)
 	if err != nil {
-		return nil, Issues{doc.issue("", "%s", err.Error())}
+		// The walk does not depend on the type: these errors are those of
+		// any document, reported without a kind or name.
+		return nil, Issues{{File: file, Line: body.Line, Message: err.Error()}}
 	}
 	var issues Issues
 	for _, fi := range c.issues {
@@ -155,30 +187,18 @@ func decodeDocument(file string, index int, root *yaml.Node, mode Mode) (*Docume
 	if len(issues) > 0 {
 		return nil, append(issues, doc.Warnings...)
 	}
+	if !lines {
+		doc.root = nil
+	}
 	if err := fill(value, obj); err != nil {
-		return nil, Issues{doc.issue(jsonErrorPath(err), "%s", cleanJSONError(err))}
+		is := doc.issue(jsonErrorPath(err), "%s", cleanJSONError(err))
+		if !lines {
+			is.Line = doc.Line
+		}
+		return nil, Issues{is}
 	}
 	doc.Object = obj
 	return doc, nil
-}
-
-// fill decodes a JSON-compatible value into obj through encoding/json, so
-// that every type's own JSON rules (IntOrString, Quantity, ...) apply.
-func fill(value any, obj Object) error {
-	data, err := json.Marshal(value)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, obj)
-}
-
-func objectName(m map[string]any) string {
-	md, _ := m["metadata"].(map[string]any)
-	if name, _ := md["name"].(string); name != "" {
-		return name
-	}
-	name, _ := md["generateName"].(string)
-	return name
 }
 
 // LoadFile reads and decodes one file; "-" reads standard input.

@@ -161,3 +161,37 @@ spec: {entrypoint: 42, templates: [{name: m, suspend: {}}]}
 		t.Fatalf("lenient entrypoint = %q", got)
 	}
 }
+
+// LoadNoLines reads what Load reads and reports the same issues, but its
+// documents keep no YAML tree, so Validate's issues have no line.
+func TestLoadNoLines(t *testing.T) {
+	data := []byte(`apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: n-}
+spec:
+  entrypoint: m
+  templates:
+  - name: m
+    container: {image: busybox, args: ["{{inputs.parameters.x}}"]}
+`)
+	withLines, err := Load("n.yaml", data, Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLines, err := LoadNoLines("n.yaml", data, Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := Validate(withLines[0], nil), Validate(noLines[0], nil)
+	if len(a) != 1 || len(b) != 1 || a[0].Line != 8 || b[0].Line != 0 {
+		t.Fatalf("issues with lines %v, without %v", a, b)
+	}
+	a[0].Line = 0
+	if a[0] != b[0] || noLines[0].Name != "n-" || noLines[0].LineOf("spec") != 0 {
+		t.Errorf("with lines %v, without %v (name %q)", a[0], b[0], noLines[0].Name)
+	}
+	if _, err := LoadNoLines("n.yaml", []byte(`{"apiVersion":"argoproj.io/v1alpha1","kind":"Workflow","metadata":{"name":"x"},"spec":{"entrypoint":1}}`), Strict); err == nil ||
+		!strings.Contains(err.Error(), `spec.entrypoint: expected a string, got the number "1" (quote it) (line 1)`) {
+		t.Errorf("a load issue keeps its line: %v", err)
+	}
+}

@@ -47,7 +47,7 @@ func child(n *yaml.Node, seg string) *yaml.Node {
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	pairs, err := mergedPairs(n, 0)
+	pairs, err := mergedPairs(n, 0, nil)
 	if err != nil {
 		return nil
 	}
@@ -103,4 +103,37 @@ func quotedSegment(s string) (string, string, bool) {
 		return "", "", false
 	}
 	return v, s[len(q)+1:], true
+}
+
+// fieldPath is a field path under construction, kept as a stack of
+// segments so that walking a big document costs no string per field: the
+// text (see String) is built only for a field that has something to report.
+type fieldPath struct {
+	base string
+	segs []pathSeg
+}
+
+// pathSeg is a map key or struct field name, or a list index when isIndex.
+type pathSeg struct {
+	key     string
+	index   int
+	isIndex bool
+}
+
+func (p *fieldPath) push(key string) { p.segs = append(p.segs, pathSeg{key: key}) }
+func (p *fieldPath) pushIndex(i int) { p.segs = append(p.segs, pathSeg{index: i, isIndex: true}) }
+func (p *fieldPath) pop()            { p.segs = p.segs[:len(p.segs)-1] }
+
+// String is the path as issues show it: `spec.templates[2].steps[1][0]`,
+// `metadata.labels["a/b"]`.
+func (p *fieldPath) String() string {
+	path := p.base
+	for _, s := range p.segs {
+		if s.isIndex {
+			path = path + "[" + strconv.Itoa(s.index) + "]"
+		} else {
+			path = joinPath(path, s.key)
+		}
+	}
+	return path
 }

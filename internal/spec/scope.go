@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/braidwf/braid/internal/expr"
@@ -12,12 +11,16 @@ import (
 // ({{custom.x}}, {{retries}}, {{status}}) is left for run time, as Argo does.
 var knownPrefixes = []string{"item", "steps.", "inputs.", "outputs.", "pod.", "workflow.", "tasks."}
 
-// scope is the set of variables a piece of a spec may refer to.
+// scope is the set of variables a piece of a spec may refer to. A scope
+// made by clone sees its parent's variables and hints and adds its own, so
+// that thousands of templates share the workflow's scope without a copy.
 type scope struct {
-	keys map[string]bool
+	parent *scope // read, never written, through a child
+	keys   map[string]bool
 	// prefixes under which any key resolves (workflow.creationTimestamp., item. for withParam, ...).
 	prefixes []string
-	// hints explain why a key under a prefix does not resolve.
+	// hints explain why a key under a prefix does not resolve; a child's
+	// hint for a prefix replaces its parent's.
 	hints map[string]string
 	// view resolves steps.* or tasks.* keys, when the scope is inside a
 	// steps or dag template.
@@ -28,11 +31,16 @@ func newScope() *scope {
 	return &scope{keys: map[string]bool{}, hints: map[string]string{}}
 }
 
+// clone returns a scope that sees everything s does and can be added to
+// without changing s.
 func (s *scope) clone() *scope {
-	return &scope{keys: maps.Clone(s.keys), prefixes: append([]string(nil), s.prefixes...), hints: maps.Clone(s.hints), view: s.view}
+	return &scope{parent: s, view: s.view}
 }
 
 func (s *scope) add(keys ...string) {
+	if s.keys == nil {
+		s.keys = make(map[string]bool, len(keys))
+	}
 	for _, k := range keys {
 		s.keys[k] = true
 	}
@@ -40,13 +48,23 @@ func (s *scope) add(keys ...string) {
 
 func (s *scope) addPrefix(p string) { s.prefixes = append(s.prefixes, p) }
 
-func (s *scope) has(key string) bool {
-	if s.keys[key] {
-		return true
+// setHint explains keys under prefix that do not resolve.
+func (s *scope) setHint(prefix, hint string) {
+	if s.hints == nil {
+		s.hints = map[string]string{}
 	}
-	for _, p := range s.prefixes {
-		if strings.HasPrefix(key, p) {
+	s.hints[prefix] = hint
+}
+
+func (s *scope) has(key string) bool {
+	for l := s; l != nil; l = l.parent {
+		if l.keys[key] {
 			return true
+		}
+		for _, p := range l.prefixes {
+			if strings.HasPrefix(key, p) {
+				return true
+			}
 		}
 	}
 	if s.view != nil {
@@ -99,21 +117,38 @@ func (s *scope) hint(key string) string {
 			return ": " + strings.TrimPrefix(why, ": ")
 		}
 	}
-	best := ""
-	for p := range s.hints {
-		if (key == p || strings.HasPrefix(key, p+".")) && len(p) > len(best) {
-			best = p
+	best, text := "", ""
+	for l := s; l != nil; l = l.parent {
+		for p, h := range l.hints {
+			if (key == p || strings.HasPrefix(key, p+".")) && len(p) > len(best) && s.hintLayer(p) == l {
+				best, text = p, h
+			}
 		}
 	}
 	if best == "" {
 		return ""
 	}
-	return fmt.Sprintf(": %s", s.hints[best])
+	return fmt.Sprintf(": %s", text)
 }
 
-// checkValue walks v and checks the tags of every string in it.
-func (s *scope) checkValue(r *reporter, v any, path string, skip func(string) bool) {
-	walkStrings(v, path, skip, func(p, text string) { s.check(r, p, text) })
+// hintLayer is the nearest scope, from s up, that has a hint for prefix.
+func (s *scope) hintLayer(prefix string) *scope {
+	for l := s; l != nil; l = l.parent {
+		if _, ok := l.hints[prefix]; ok {
+			return l
+		}
+	}
+	return nil
+}
+
+// checkValue walks v and checks the tags of every string in it. skip, when
+// not nil, prunes fields of v's own struct by JSON name.
+func (s *scope) checkValue(r *reporter, v any, path string, skip func(field string) bool) {
+	walkStrings(v, path, skip, func(p *fieldPath, text string) {
+		if strings.Contains(text, "{{") {
+			s.check(r, p.String(), text)
+		}
+	})
 }
 
 // firstLine keeps an error to one line (expr-lang adds a source excerpt).

@@ -1,7 +1,7 @@
 package spec
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -65,5 +65,5 @@ func (r *reporter) warn(path, format string, args ...any) {
 }
 
 func idx(path string, i int) string {
-	return fmt.Sprintf("%s[%d]", path, i)
+	return path + "[" + strconv.Itoa(i) + "]"
 }

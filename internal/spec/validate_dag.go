@@ -75,7 +75,7 @@ func (v *specValidator) checkTask(tp string, task *v1alpha1.DAGTask, refs *nodeR
 		sc = sc.clone()
 		addItemScope(sc, l)
 	}
-	sc.checkValue(v.r, task, tp, skipCallFields(tp))
+	sc.checkValue(v.r, task, tp, skipCallFields)
 	callee := refs.callees[task.Name]
 	v.checkArgumentsOf(tp+".arguments", task.Arguments, callee, nil)
 	self := sc.withView(&view{refs: refs, visible: visible, self: task.Name, selfOutputs: true})

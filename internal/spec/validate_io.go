@@ -8,6 +8,9 @@ import (
 )
 
 func (v *specValidator) checkInputs(t *v1alpha1.Template, path string) {
+	if len(t.Inputs.Parameters) == 0 && len(t.Inputs.Artifacts) == 0 {
+		return
+	}
 	v.checkParamNames(path+".parameters", t.Inputs.Parameters)
 	for i, p := range t.Inputs.Parameters {
 		pp := idx(path+".parameters", i)
@@ -80,6 +83,9 @@ func enumList(enum []v1alpha1.AnyString) string {
 }
 
 func (v *specValidator) checkOutputs(t *v1alpha1.Template, path string) {
+	if len(t.Outputs.Parameters) == 0 && len(t.Outputs.Artifacts) == 0 {
+		return
+	}
 	v.checkParamNames(path+".parameters", t.Outputs.Parameters)
 	for i := range t.Outputs.Parameters {
 		v.checkOutputParameter(t, idx(path+".parameters", i), &t.Outputs.Parameters[i])
@@ -187,20 +193,20 @@ func (v *specValidator) checkArtifactNames(path string, as []v1alpha1.Artifact) 
 
 // checkNames reports names in a list that are empty, repeated or invalid.
 func (v *specValidator) checkNames(path, what string, names []string, invalid func(string) string) {
-	seen := map[string]bool{}
+	seen := make(map[string]struct{}, len(names))
 	for i, name := range names {
-		p := idx(path, i) + ".name"
+		_, dup := seen[name]
 		switch {
 		case name == "":
-			v.r.add(p, "a %s needs a name", what)
-		case seen[name]:
-			v.r.add(p, "%s name %q is not unique", what, name)
+			v.r.add(idx(path, i)+".name", "a %s needs a name", what)
+		case dup:
+			v.r.add(idx(path, i)+".name", "%s name %q is not unique", what, name)
 		default:
 			if msg := invalid(name); msg != "" {
-				v.r.add(p, "%s name %q is invalid: %s", what, name, msg)
+				v.r.add(idx(path, i)+".name", "%s name %q is invalid: %s", what, name, msg)
 			}
 		}
-		seen[name] = true
+		seen[name] = struct{}{}
 	}
 }
 

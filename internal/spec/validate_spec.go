@@ -33,6 +33,9 @@ type specValidator struct {
 	byName    map[string]*v1alpha1.Template
 	args      v1alpha1.Arguments // spec.arguments merged with the referenced template's
 	global    *scope
+	// templateBase and podTemplateBase are the global scope plus what
+	// every template, or every pod template, may refer to (templateScope).
+	templateBase, podTemplateBase *scope
 }
 
 func newSpecValidator(r *reporter, cat *Catalog, meta metav1.ObjectMeta, spec *v1alpha1.WorkflowSpec, path string, kind objectKind) *specValidator {
@@ -47,8 +50,9 @@ func (v *specValidator) run() {
 	v.checkEntrypoint()
 	v.checkExitHandlers()
 	v.checkSpecFields()
+	tp := v.path + ".templates"
 	for i := range v.spec.Templates {
-		v.template(&v.spec.Templates[i], idx(v.path+".templates", i))
+		v.template(&v.spec.Templates[i], idx(tp, i))
 	}
 }
 
@@ -118,7 +122,7 @@ func findParameter(ps []v1alpha1.Parameter, name string) *v1alpha1.Parameter {
 }
 
 func (v *specValidator) indexTemplates() {
-	v.byName = map[string]*v1alpha1.Template{}
+	v.byName = make(map[string]*v1alpha1.Template, len(v.templates))
 	for i := range v.templates {
 		t := &v.templates[i]
 		if _, dup := v.byName[t.Name]; !dup && t.Name != "" {
@@ -261,8 +265,8 @@ func (v *specValidator) buildGlobalScope() {
 		// --scheduled-time, or a template a CronWorkflow may run.
 		g.add("workflow.scheduledTime")
 	}
-	g.hints["workflow.parameters"] = "declare it in spec.arguments.parameters"
-	g.hints["workflow.outputs"] = "no template exports that globalName"
+	g.setHint("workflow.parameters", "declare it in spec.arguments.parameters")
+	g.setHint("workflow.outputs", "no template exports that globalName")
 	v.addGlobalOutputs(g)
 	v.global = g
 }

@@ -47,7 +47,7 @@ func (v *specValidator) steps(t *v1alpha1.Template, path string, base *scope) {
 				own = own.clone()
 				addItemScope(own, loop)
 			}
-			own.checkValue(v.r, s, sp, skipCallFields(sp))
+			own.checkValue(v.r, s, sp, skipCallFields)
 			v.checkArgumentsOf(sp+".arguments", s.Arguments, callee, nil)
 			self := own.withView(&view{refs: refs, visible: earlierGroup(groupOf, gi), self: s.Name, selfOutputs: true})
 			v.checkStepExits(sp, s.OnExit, s.Hooks, self)
@@ -74,14 +74,12 @@ func (v *specValidator) checkStepName(path, name string, seen map[string]bool) {
 // skipCallFields prunes what is checked elsewhere: inline templates (their
 // own scope), hooks and onExit (with the step's own outputs in scope) and
 // arguments (checked with the callee).
-func skipCallFields(base string) func(string) bool {
-	return func(p string) bool {
-		switch strings.TrimPrefix(p, base+".") {
-		case "inline", "hooks", "onExit":
-			return true
-		}
-		return false
+func skipCallFields(field string) bool {
+	switch field {
+	case "inline", "hooks", "onExit":
+		return true
 	}
+	return false
 }
 
 // checkStepExits checks a step's or task's onExit and hooks.
@@ -172,7 +170,7 @@ func addItemScope(sc *scope, l loop) {
 				sc.addPrefix("item." + k + ".")
 			}
 		}
-		sc.hints["item"] = "no item of the loop has that key"
+		sc.setHint("item", "no item of the loop has that key")
 	}
 }
 
@@ -181,7 +179,7 @@ func addNodeScope(sc *scope, prefix string, callee *v1alpha1.Template, loop bool
 	for _, k := range []string{"status", "id", "startedAt", "finishedAt", "hostNodeName", "exitCode"} {
 		sc.add(prefix + "." + k)
 	}
-	delete(sc.hints, prefix)
+	delete(sc.hints, prefix) // sc is new: it has no parent to hint for prefix
 	if callee == nil {
 		sc.addPrefix(prefix + ".") // the callee is resolved at run time
 		return
@@ -201,7 +199,7 @@ func addNodeScope(sc *scope, prefix string, callee *v1alpha1.Template, loop bool
 	if loop {
 		sc.add(prefix+".outputs.parameters", prefix+".outputs.result")
 	}
-	sc.hints[prefix+".outputs"] = fmt.Sprintf("template %q declares no such output", callee.Name)
+	sc.setHint(prefix+".outputs", fmt.Sprintf("template %q declares no such output", callee.Name))
 }
 
 func validIntOrTag(v intstr.IntOrString) bool {

@@ -101,10 +101,27 @@ func (v *specValidator) template(t *v1alpha1.Template, path string) {
 }
 
 // templateScope is the global scope plus the template's own variables.
+// A template without inputs shares one scope with all others of its kind
+// (pod or not), so that validating many templates costs no scope each.
 func (v *specValidator) templateScope(t *v1alpha1.Template) *scope {
-	sc := v.global.clone()
-	sc.add("steps.name", "tasks.name")
-	sc.addPrefix("outputs.") // a template may name its own outputs (metrics, paths)
+	if v.templateBase == nil {
+		base := v.global.clone()
+		base.add("steps.name", "tasks.name")
+		base.addPrefix("outputs.") // a template may name its own outputs (metrics, paths)
+		base.setHint("inputs.parameters", "the template declares no such input parameter")
+		base.setHint("inputs.artifacts", "the template declares no such input artifact")
+		pod := base.clone()
+		pod.add("pod.name")
+		v.templateBase, v.podTemplateBase = base, pod
+	}
+	sc := v.templateBase
+	if isPodType(t) {
+		sc = v.podTemplateBase
+	}
+	if len(t.Inputs.Parameters) == 0 && len(t.Inputs.Artifacts) == 0 {
+		return sc
+	}
+	sc = sc.clone()
 	if len(t.Inputs.Parameters) > 0 {
 		sc.add("inputs.parameters")
 	}
@@ -117,11 +134,6 @@ func (v *specValidator) templateScope(t *v1alpha1.Template) *scope {
 			sc.add("inputs.artifacts." + a.Name + ".path")
 		}
 	}
-	if isPodType(t) {
-		sc.add("pod.name")
-	}
-	sc.hints["inputs.parameters"] = "the template declares no such input parameter"
-	sc.hints["inputs.artifacts"] = "the template declares no such input artifact"
 	return sc
 }
 
@@ -222,7 +234,9 @@ func (v *specValidator) checkControl(t *v1alpha1.Template, path string) {
 	if t.Parallelism != nil && isLeaf(t) {
 		v.r.add(path+".parallelism", "parallelism is only valid for steps and dag templates")
 	}
-	checkParallelism(v.r, path+".parallelism", t.Parallelism)
+	if t.Parallelism != nil {
+		checkParallelism(v.r, path+".parallelism", t.Parallelism)
+	}
 	if m := t.Memoize; m != nil {
 		if m.Key == "" {
 			v.r.add(path+".memoize.key", "memoize needs a key")
