@@ -11,8 +11,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/store"
@@ -62,31 +64,71 @@ func (s *archiveServer) ready() error {
 	return nil
 }
 
+// ListArchivedWorkflows answers a gRPC list (REST lists are streamed by
+// serveList): see listArchived.
 func (s *archiveServer) ListArchivedWorkflows(ctx context.Context, req *workflowarchive.ListArchivedWorkflowsRequest) (*structpb.Struct, error) {
-	if err := s.ready(); err != nil {
+	sink := structSink{shape: parseListShape("")}
+	meta, err := s.listArchived(ctx, req, &sink)
+	if err != nil {
 		return nil, err
+	}
+	return sink.shape.listStruct(sink.items, meta)
+}
+
+// listArchived hands the archived workflows req asks for to sink, newest
+// started first, and returns the list's metadata: continue (an offset)
+// when a client page (listOptions.limit) has more after it, and
+// remainingItemCount when asked. Without a limit the archive is read
+// listPageSize at a time; a workflow archived meanwhile shifts the later
+// pages, and one seen on an earlier page is not handed over again.
+func (s *archiveServer) listArchived(ctx context.Context, req *workflowarchive.ListArchivedWorkflowsRequest, sink listSink) (metav1.ListMeta, error) {
+	var meta metav1.ListMeta
+	if err := s.ready(); err != nil {
+		return meta, err
 	}
 	opts, showRemaining, err := archiveListOptions(req)
 	if err != nil {
-		return nil, err
+		return meta, err
 	}
-	items, more, err := s.archive.ListArchived(ctx, opts)
-	if err != nil {
-		return nil, archiveError(err, "")
+	page, seen, count := opts, map[types.UID]struct{}{}, 0
+	if opts.Limit == 0 {
+		page.Limit = listPageSize
 	}
-	list := v1alpha1.WorkflowList{Items: items}
-	if more {
-		list.Continue = strconv.Itoa(opts.Offset + len(items))
+	for {
+		items, more, err := s.archive.ListArchived(ctx, page)
+		if err != nil {
+			return meta, archiveError(err, "")
+		}
+		for i := range items {
+			if _, dup := seen[items[i].UID]; dup {
+				continue
+			}
+			seen[items[i].UID] = struct{}{}
+			if err := sink.item(&items[i]); err != nil {
+				return meta, err
+			}
+			count++
+		}
+		if opts.Limit > 0 {
+			if more {
+				meta.Continue = strconv.Itoa(opts.Offset + len(items))
+			}
+			break
+		}
+		if !more {
+			break
+		}
+		page.Offset += len(items)
 	}
 	if showRemaining {
 		total, err := s.archive.CountArchived(ctx, opts)
 		if err != nil {
-			return nil, archiveError(err, "")
+			return meta, archiveError(err, "")
 		}
-		rest := max(total-int64(opts.Offset+len(items)), 0)
-		list.RemainingItemCount = &rest
+		rest := max(total-int64(opts.Offset+count), 0)
+		meta.RemainingItemCount = &rest
 	}
-	return toStruct(&list)
+	return meta, nil
 }
 
 // archiveListOptions reads a list request: listOptions.continue is an

@@ -56,7 +56,31 @@ type ListOptions struct {
 	// CreatedAfter and CreatedBefore bound metadata.creationTimestamp
 	// (exclusive); zero values do not.
 	CreatedAfter, CreatedBefore time.Time
+	// Order is the order of the list, and of the positions its continue
+	// tokens hold: a token is good only for the order that issued it.
+	Order ListOrder
+	// Fields, when not empty, are the dotted JSON paths of an object
+	// ("metadata.name", "status.phase", "spec.suspend", "metadata") that
+	// the caller reads: a store may then fill in only those, and leave the
+	// rest of each object empty, so that a list is not paid for in whole
+	// objects. A store may also ignore it and return whole objects.
+	Fields []string
 }
+
+// ListOrder is the order of a List.
+type ListOrder string
+
+// The list orders.
+const (
+	// OrderNewest lists the newest created first (the default).
+	OrderNewest ListOrder = ""
+	// OrderArgo is the order of Argo's workflow list: unfinished
+	// workflows (no status.finishedAt) first, the newest created first,
+	// then finished ones, the latest finished first; both compared to the
+	// second (as the JSON times are), and ties newest created first. The
+	// other kinds, never finished, come newest created first.
+	OrderArgo ListOrder = "Argo"
+)
 
 // EventType says what happened to an object.
 type EventType string

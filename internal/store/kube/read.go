@@ -104,9 +104,11 @@ func (in *informer) overlay(items []any, namespace string) []store.Object {
 }
 
 // List returns the objects of a kind in a namespace ("" for all) from the
-// informer's cache, newest first, filtered by opts, and a continue token
-// when more remain. Workflows come WITHOUT nodes (Status.Nodes nil), as the
-// embedded store gives them: Get a workflow for its nodes.
+// informer's cache, in opts.Order (newest first by default), filtered by
+// opts, and a continue token when more remain; opts.Fields is not used
+// (the cache holds whole objects, and only a page is copied). Workflows
+// come WITHOUT nodes (Status.Nodes nil), as the embedded store gives them:
+// Get a workflow for its nodes.
 func (s *Store) List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error) {
 	if err := s.managed(kind, namespace); err != nil {
 		return nil, "", err
@@ -137,27 +139,54 @@ func (s *Store) List(ctx context.Context, kind store.Kind, namespace string, opt
 			objs = append(objs, o)
 		}
 	}
-	sort.Slice(objs, func(i, j int) bool { return before(objs[i], objs[j]) })
+	switch opts.Order {
+	case store.OrderNewest, store.OrderArgo:
+	default:
+		return nil, "", fmt.Errorf("kube store: list order %q is not one of %q (newest first), %q", opts.Order, store.OrderNewest, store.OrderArgo)
+	}
+	sort.Slice(objs, func(i, j int) bool { return positionOf(objs[i], opts.Order).before(positionOf(objs[j], opts.Order)) })
 	return page(objs, opts)
 }
 
-// before orders newest first, then by namespace and name.
-func before(a, b store.Object) bool {
-	ta, tb := a.GetCreationTimestamp().UnixNano(), b.GetCreationTimestamp().UnixNano()
-	if ta != tb {
-		return ta > tb
-	}
-	if a.GetNamespace() != b.GetNamespace() {
-		return a.GetNamespace() < b.GetNamespace()
-	}
-	return a.GetName() < b.GetName()
+// position is an object's place in a list, and what a continue token
+// holds: the last object returned. The default order is newest created
+// first, then by namespace and name; store.OrderArgo puts unfinished
+// workflows first and orders by At (seconds) before that, and its tokens
+// carry O, U and A.
+type position struct {
+	O  store.ListOrder `json:"o,omitempty"`
+	U  bool            `json:"u,omitempty"` // unfinished
+	A  int64           `json:"a,omitempty"` // finishedAt, or else creationTimestamp, in unix seconds
+	T  int64           `json:"t"`
+	NS string          `json:"ns,omitempty"`
+	N  string          `json:"n"`
 }
 
-// position is what a continue token holds: the last object returned.
-type position struct {
-	T  int64  `json:"t"`
-	NS string `json:"ns,omitempty"`
-	N  string `json:"n"`
+func positionOf(o store.Object, order store.ListOrder) position {
+	p := position{T: o.GetCreationTimestamp().UnixNano(), NS: o.GetNamespace(), N: o.GetName()}
+	if order != store.OrderArgo {
+		return p
+	}
+	p.O, p.U, p.A = order, true, o.GetCreationTimestamp().Unix()
+	if wf, ok := o.(*v1alpha1.Workflow); ok && !wf.Status.FinishedAt.IsZero() {
+		p.U, p.A = false, wf.Status.FinishedAt.Unix()
+	}
+	return p
+}
+
+// before says whether p comes before q in their order.
+func (p position) before(q position) bool {
+	switch {
+	case p.U != q.U:
+		return p.U
+	case p.A != q.A:
+		return p.A > q.A
+	case p.T != q.T:
+		return p.T > q.T
+	case p.NS != q.NS:
+		return p.NS < q.NS
+	}
+	return p.N < q.N
 }
 
 func page(objs []store.Object, opts store.ListOptions) ([]store.Object, string, error) {
@@ -167,17 +196,19 @@ func page(objs []store.Object, opts store.ListOptions) ([]store.Object, string, 
 		if err == nil {
 			err = json.Unmarshal(raw, &p)
 		}
+		if err == nil && p.O != opts.Order {
+			err = fmt.Errorf("issued for the list order %q, not %q", p.O, opts.Order)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("kube store: bad continue token %q: %w", opts.Continue, err)
 		}
-		i := sort.Search(len(objs), func(i int) bool { return beforePos(p, objs[i]) })
+		i := sort.Search(len(objs), func(i int) bool { return p.before(positionOf(objs[i], opts.Order)) })
 		objs = objs[i:]
 	}
 	next := ""
 	if opts.Limit > 0 && int64(len(objs)) > opts.Limit {
 		objs = objs[:opts.Limit]
-		last := objs[len(objs)-1]
-		raw, _ := json.Marshal(position{T: last.GetCreationTimestamp().UnixNano(), NS: last.GetNamespace(), N: last.GetName()})
+		raw, _ := json.Marshal(positionOf(objs[len(objs)-1], opts.Order))
 		next = base64.RawURLEncoding.EncodeToString(raw)
 	}
 	out := make([]store.Object, len(objs))
@@ -185,18 +216,6 @@ func page(objs []store.Object, opts store.ListOptions) ([]store.Object, string, 
 		out[i] = copyWithoutNodes(o)
 	}
 	return out, next, nil
-}
-
-// beforePos: the position p comes before o in List order.
-func beforePos(p position, o store.Object) bool {
-	t := o.GetCreationTimestamp().UnixNano()
-	if p.T != t {
-		return p.T > t
-	}
-	if p.NS != o.GetNamespace() {
-		return p.NS < o.GetNamespace()
-	}
-	return p.N < o.GetName()
 }
 
 // copyWithoutNodes deep-copies o, except a Workflow's nodes (left nil).

@@ -143,6 +143,10 @@ type encodedBody struct {
 	json   []byte
 	phase  string
 	labels any // string (JSON) or nil
+	// unfinished (1, or 0 once a Workflow's status.finishedAt is set) and
+	// orderAt (unix seconds of finishedAt, or else of creationTimestamp)
+	// are the columns of store.OrderArgo.
+	unfinished, orderAt int64
 }
 
 // encodeBody encodes obj after its metadata has been set for the write.
@@ -152,7 +156,10 @@ func encodeBody(obj store.Object) (encodedBody, error) {
 	if err != nil {
 		return encodedBody{}, fmt.Errorf("encode object: %w", err)
 	}
-	e := encodedBody{json: b, phase: phase}
+	e := encodedBody{json: b, phase: phase, unfinished: 1, orderAt: obj.GetCreationTimestamp().Unix()}
+	if wf, ok := obj.(*v1alpha1.Workflow); ok && !wf.Status.FinishedAt.IsZero() {
+		e.unfinished, e.orderAt = 0, wf.Status.FinishedAt.Unix()
+	}
 	if l := obj.GetLabels(); len(l) > 0 {
 		lb, err := json.Marshal(l)
 		if err != nil {
@@ -164,14 +171,16 @@ func encodeBody(obj store.Object) (encodedBody, error) {
 }
 
 // decode rebuilds an object from its row. The columns are the authority for
-// resourceVersion and generation.
+// resourceVersion and generation. A nil spec is left empty.
 func decode(k kindInfo, body, spec []byte, rv, generation int64) (store.Object, error) {
 	obj, specPtr := newObject(k.kind)
 	if err := json.Unmarshal(body, obj); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", k.kind, err)
 	}
-	if err := json.Unmarshal(spec, specPtr); err != nil {
-		return nil, fmt.Errorf("decode %s spec: %w", k.kind, err)
+	if spec != nil { // nil: a projection, whose body holds what it has of the spec
+		if err := json.Unmarshal(spec, specPtr); err != nil {
+			return nil, fmt.Errorf("decode %s spec: %w", k.kind, err)
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind(string(k.kind)))
 	obj.SetResourceVersion(formatRV(rv))

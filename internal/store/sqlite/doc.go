@@ -25,15 +25,20 @@
 // It does not decide anything about workflows. What a status should be is
 // the engine's business and when to write it the controller's.
 //
-// # Schema (version 2)
+// # Schema (version 4)
 //
 //	objects  id PK, kind, namespace, name (UNIQUE together), uid,
 //	         resource_version, generation, created_at (unix ns, injected clock),
 //	         phase (status.phase, for field selectors), labels (JSON, for label
 //	         selectors), spec_hash (sha256 of the spec), body (JSON of the
-//	         object without its spec and without status.nodes)
+//	         object without its spec and without status.nodes),
+//	         unfinished (1 until a Workflow's status.finishedAt is set) and
+//	         order_at (unix s of finishedAt, else of the creation) — version 4,
+//	         for Argo's list order
 //	         indexes: (kind, created_at DESC, id DESC),
-//	                  (kind, namespace, created_at DESC, id DESC)
+//	                  (kind, namespace, created_at DESC, id DESC),
+//	                  (kind, unfinished DESC, order_at DESC, created_at DESC, id DESC),
+//	                  (kind, namespace, unfinished DESC, order_at DESC, created_at DESC, id DESC)
 //	specs    object_id PK -> objects, spec (JSON)
 //	nodes    object_id -> objects, node_id (UNIQUE together), rv (the
 //	         workflow's resource_version when the row was last written),
@@ -57,11 +62,15 @@
 // Get returns a fresh object; a Workflow comes back with every node in
 // Status.Nodes, read in one snapshot. List and Watch give Workflows
 // WITHOUT nodes (Status.Nodes is nil) so that they stay cheap whatever the
-// workflows' size. List orders newest first, like argo list, filters by
+// workflows' size. List orders newest first, or in Argo's list order
+// (store.OrderArgo: unfinished newest first, then latest finished first),
+// both from an index, filters by
 // label selector, by the fields metadata.name, metadata.namespace and
 // status.phase (=, ==, !=), by name (Exact, Contains, Prefix, NotEquals)
 // and by creation time, and pages with Limit and an opaque Continue
 // token (a position, so objects created while paging do not shift pages).
+// With ListOptions.Fields, SQL builds each object from those JSON paths
+// only (project.go), so a list of names never decodes a spec.
 //
 // Update is a full write. For a Workflow it replaces every node row with
 // Status.Nodes, except that a nil Status.Nodes (a workflow from List or

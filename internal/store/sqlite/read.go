@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 )
 
@@ -139,101 +137,6 @@ func decodeNodes(ids []string, bodies [][]byte) ([]v1alpha1.NodeStatus, error) {
 	return out, errors.Join(errs...)
 }
 
-// listObjects implements List: SQL filters namespace, name, phase and the
-// continue position and orders newest first; the label selector is
-// matched in Go on the labels column before a row's body is decoded.
-func listObjects(ctx context.Context, q querier, k kindInfo, ns string, opts store.ListOptions) ([]store.Object, string, error) {
-	where := []string{"o.kind = ?"}
-	args := []any{string(k.kind)}
-	if ns != "" {
-		where = append(where, "o.namespace = ?")
-		args = append(args, ns)
-	}
-	fw, fa, err := fieldFilter(opts.FieldSelector)
-	if err != nil {
-		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-	}
-	where, args = append(where, fw...), append(args, fa...)
-	nw, na, err := nameAndTimeFilter(opts)
-	if err != nil {
-		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-	}
-	where, args = append(where, nw...), append(args, na...)
-	lsel := labels.Everything()
-	if opts.LabelSelector != "" {
-		if lsel, err = labels.Parse(opts.LabelSelector); err != nil {
-			return nil, "", fmt.Errorf("list %s: label selector %q: %v: %w", k.kind, opts.LabelSelector, err, ErrInvalid)
-		}
-	}
-	if opts.Continue != "" {
-		c, err := decodeContinue(opts.Continue)
-		if err != nil {
-			return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-		}
-		where = append(where, "(o.created_at < ? OR (o.created_at = ? AND o.id < ?))")
-		args = append(args, c.CreatedAt, c.CreatedAt, c.ID)
-	}
-	limit := max(opts.Limit, 0)
-	query := `SELECT o.id, o.created_at, o.labels, o.resource_version, o.generation, o.body, s.spec
-		FROM objects o JOIN specs s ON s.object_id = o.id
-		WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY o.created_at DESC, o.id DESC`
-	if limit > 0 && lsel.Empty() {
-		// One more than asked says whether a next page exists.
-		query += " LIMIT ?"
-		args = append(args, limit+1)
-	}
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-	}
-	defer func() { _ = rows.Close() }()
-
-	var (
-		out  []store.Object
-		last continueToken
-		more bool
-	)
-	for rows.Next() {
-		var (
-			id, createdAt, rv, gen int64
-			lbl                    sql.NullString
-			body, spec             []byte
-		)
-		if err := rows.Scan(&id, &createdAt, &lbl, &rv, &gen, &body, &spec); err != nil {
-			return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-		}
-		if !lsel.Empty() {
-			var set labels.Set
-			if lbl.Valid {
-				if err := json.Unmarshal([]byte(lbl.String), &set); err != nil {
-					return nil, "", fmt.Errorf("list %s: decode labels: %w", k.kind, err)
-				}
-			}
-			if !lsel.Matches(set) {
-				continue
-			}
-		}
-		if limit > 0 && int64(len(out)) == limit {
-			more = true
-			break
-		}
-		obj, err := decode(k, body, spec, rv, gen)
-		if err != nil {
-			return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-		}
-		out = append(out, obj)
-		last = continueToken{CreatedAt: createdAt, ID: id}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-	}
-	if !more {
-		return out, "", nil
-	}
-	return out, encodeContinue(last), nil
-}
-
 // fieldFilter turns a field selector into SQL conditions. It supports
 // metadata.name, metadata.namespace and status.phase with =, == and !=.
 func fieldFilter(s string) ([]string, []any, error) {
@@ -302,32 +205,4 @@ func nameAndTimeFilter(opts store.ListOptions) ([]string, []any, error) {
 		where, args = append(where, "o.created_at < ?"), append(args, opts.CreatedBefore.UnixNano())
 	}
 	return where, args, nil
-}
-
-// continueToken is the position after the last object of a page. It is
-// opaque to callers: base64url of this JSON.
-type continueToken struct {
-	V         int   `json:"v"`
-	CreatedAt int64 `json:"t"`
-	ID        int64 `json:"i"`
-}
-
-const continueVersion = 1
-
-func encodeContinue(c continueToken) string {
-	c.V = continueVersion
-	b, _ := json.Marshal(c) // cannot fail: ints only
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeContinue(s string) (continueToken, error) {
-	var c continueToken
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || c.V != continueVersion || c.ID <= 0 {
-		return continueToken{}, fmt.Errorf("continue token %q was not issued by this store: %w", s, ErrInvalid)
-	}
-	return c, nil
 }

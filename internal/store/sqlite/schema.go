@@ -90,6 +90,18 @@ CREATE TABLE memo (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX memo_by_last_hit ON memo (last_hit_at);
 `,
+	// 4: the columns of Argo's list order (store.OrderArgo), so that a whole
+	// list is read in that order, a page at a time, from an index.
+	`
+ALTER TABLE objects ADD COLUMN unfinished INTEGER NOT NULL DEFAULT 1; -- 0 once a Workflow's status.finishedAt is set
+ALTER TABLE objects ADD COLUMN order_at   INTEGER NOT NULL DEFAULT 0; -- unix seconds: status.finishedAt once set, else creationTimestamp
+UPDATE objects SET order_at = created_at / 1000000000;
+UPDATE objects SET unfinished = 0,
+    order_at = coalesce(unixepoch(json_extract(CAST(body AS TEXT), '$.status.finishedAt')), order_at)
+    WHERE kind = 'Workflow' AND json_extract(CAST(body AS TEXT), '$.status.finishedAt') IS NOT NULL;
+CREATE INDEX objects_by_order    ON objects (kind, unfinished DESC, order_at DESC, created_at DESC, id DESC);
+CREATE INDEX objects_by_ns_order ON objects (kind, namespace, unfinished DESC, order_at DESC, created_at DESC, id DESC);
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

@@ -289,8 +289,10 @@ func (s *Store) Get(ctx context.Context, kind store.Kind, namespace, name string
 
 // List returns the objects of a kind in a namespace ("" for all
 // namespaces; ignored for cluster-scoped kinds), newest first (by creation
-// time, then by insertion order), filtered by opts. When opts.Limit is set
-// and more objects match, the returned token continues the listing.
+// time, then by insertion order) or as opts.Order says, filtered by opts.
+// When opts.Limit is set and more objects match, the returned token
+// continues the listing. With opts.Fields, each object holds those paths
+// only (see projectFields).
 //
 // Workflows are listed WITHOUT their nodes: Status.Nodes is nil, so that
 // listing stays fast whatever the workflows' size. Get a workflow for its

@@ -23,6 +23,7 @@ import (
 type stmts struct {
 	meta       *sql.Stmt
 	updateObj  *sql.Stmt
+	updateOrd  *sql.Stmt
 	updateSpec *sql.Stmt
 	upsertNode *sql.Stmt
 	deleteNode *sql.Stmt
@@ -39,10 +40,13 @@ func prepare(ctx context.Context, db *sql.DB) (stmts, error) {
 		st, err = db.PrepareContext(ctx, q)
 		return st
 	}
-	s.meta = p(`SELECT id, uid, resource_version, generation, created_at, spec_hash
+	s.meta = p(`SELECT id, uid, resource_version, generation, created_at, unfinished, order_at, spec_hash
 		FROM objects WHERE kind = ? AND namespace = ? AND name = ?`)
 	s.updateObj = p(`UPDATE objects SET resource_version = ?, generation = ?, phase = ?,
 		labels = ?, spec_hash = ?, body = ? WHERE id = ?`)
+	// Apart, because setting an indexed column rewrites its index entries
+	// even when the value is the same: a step's status write must not.
+	s.updateOrd = p(`UPDATE objects SET unfinished = ?, order_at = ? WHERE id = ?`)
 	s.updateSpec = p(`UPDATE specs SET spec = ? WHERE object_id = ?`)
 	s.upsertNode = p(`INSERT INTO nodes (object_id, node_id, rv, body) VALUES (?, ?, ?, ?)
 		ON CONFLICT (object_id, node_id) DO UPDATE SET rv = excluded.rv, body = excluded.body`)
@@ -55,7 +59,7 @@ func prepare(ctx context.Context, db *sql.DB) (stmts, error) {
 }
 
 func (s stmts) close() {
-	for _, st := range []*sql.Stmt{s.meta, s.updateObj, s.updateSpec, s.upsertNode, s.deleteNode} {
+	for _, st := range []*sql.Stmt{s.meta, s.updateObj, s.updateOrd, s.updateSpec, s.upsertNode, s.deleteNode} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -137,9 +141,10 @@ func (tx *Tx) Create(obj store.Object) error {
 		return fmt.Errorf("create %s: %w", key, err)
 	}
 	res, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO objects
-		(kind, namespace, name, uid, resource_version, generation, created_at, phase, labels, spec_hash, body)
-		VALUES (?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?)`,
-		string(k.kind), ns, name, string(obj.GetUID()), now.UnixNano(), body.phase, body.labels, spec.hash, body.json)
+		(kind, namespace, name, uid, resource_version, generation, created_at, phase, unfinished, order_at, labels, spec_hash, body)
+		VALUES (?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?, ?, ?)`,
+		string(k.kind), ns, name, string(obj.GetUID()), now.UnixNano(), body.phase, body.unfinished, body.orderAt,
+		body.labels, spec.hash, body.json)
 	if err != nil {
 		return fmt.Errorf("create %s: insert: %w", key, err)
 	}
@@ -247,13 +252,15 @@ type objectMeta struct {
 	rv         int64
 	generation int64
 	createdAt  int64
+	unfinished int64
+	orderAt    int64
 	specHash   []byte
 }
 
 func (tx *Tx) meta(k kindInfo, ns, name string) (objectMeta, error) {
 	var m objectMeta
 	err := tx.tx.StmtContext(tx.ctx, tx.s.stmts.meta).QueryRowContext(tx.ctx, string(k.kind), ns, name).
-		Scan(&m.id, &m.uid, &m.rv, &m.generation, &m.createdAt, &m.specHash)
+		Scan(&m.id, &m.uid, &m.rv, &m.generation, &m.createdAt, &m.unfinished, &m.orderAt, &m.specHash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, store.ErrNotFound
 	}
@@ -303,6 +310,12 @@ func (tx *Tx) update(k kindInfo, obj store.Object, nodes nodeWrite, changed []st
 	if _, err := tx.tx.StmtContext(tx.ctx, tx.s.stmts.updateObj).ExecContext(tx.ctx,
 		rv, gen, body.phase, body.labels, spec.hash, body.json, m.id); err != nil {
 		return fmt.Errorf("update %s: %w", key, err)
+	}
+	if body.unfinished != m.unfinished || body.orderAt != m.orderAt {
+		if _, err := tx.tx.StmtContext(tx.ctx, tx.s.stmts.updateOrd).ExecContext(tx.ctx,
+			body.unfinished, body.orderAt, m.id); err != nil {
+			return fmt.Errorf("update %s: list order: %w", key, err)
+		}
 	}
 	if specChanged {
 		if _, err := tx.tx.StmtContext(tx.ctx, tx.s.stmts.updateSpec).ExecContext(tx.ctx, spec.json, m.id); err != nil {
