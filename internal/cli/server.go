@@ -122,6 +122,9 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 		return errors.Join(err, e.Close())
 	}
 	dataDir := e.cfg.DataDir
+	// A workflow busy in N consecutive crashes is ended Error on start.
+	mgr.SetQuarantine(controller.Quarantine{Journal: filepath.Join(dataDir, "crash-journal.json"),
+		After: e.cfg.Limits.WithDefaults().QuarantineAfterCrashes})
 	tlsConfig, fingerprint, err := f.tls.serverTLS(func() (string, error) { return filepath.Join(dataDir, "tls"), nil }, f.address)
 	if err != nil {
 		return errors.Join(err, e.Close())
@@ -133,7 +136,8 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 	}
 	opts := server.Options{Store: e.store, Logger: log, Artifacts: e.drivers, TLS: tlsConfig,
 		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
-		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) }}
+		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) },
+		Ready:          mgr.Ready}
 	sa.apply(&opts)
 	srv, err := server.New(opts)
 	if err != nil {

@@ -87,6 +87,7 @@ type Controller struct {
 	defaults   *v1alpha1.Workflow
 	archiveTTL time.Duration
 	forget     func(namespace, name string) error
+	faults     faults // recovered panics (recover.go)
 }
 
 // New returns a Controller. Store and Runtime are required.

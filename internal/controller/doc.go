@@ -13,6 +13,26 @@
 // reported, one the runtime never started is launched again
 // (engine.Snapshot.Relaunch), and one the runtime lost is reported Error.
 //
+// No poison pill (recover.go, quarantine.go, ready.go):
+//   - a panic in engine.Reconcile is recovered at the pass (driver.decide):
+//     it is logged with its stack, counted (Controller.Panics), and ends
+//     that workflow alone Error, "internal error: reconcile panicked: ...",
+//     through the normal write path (its unfinished nodes end Error, its
+//     steps are stopped). A panic elsewhere in a Manager's driver is
+//     recovered at the driver goroutine and ends its workflow the same way;
+//   - crash quarantine (Manager.SetQuarantine): a watchdog keeps a journal
+//     file of the workflows a driver has been busy with for longer than
+//     busyAfter (rewritten only when that set changes, never per
+//     reconcile); a clean stop removes it. On start, a journal left behind
+//     means the previous process died: each workflow it lists counts one
+//     more consecutive crash, the others start again from zero, and one
+//     at limits.quarantineAfterCrashes ends Error ("quarantined: ...")
+//     before any reconcile (and is not archived: that may be what
+//     crashed). An OOM kill therefore never becomes a crash loop;
+//   - Manager.Ready answers "recovering N workflows" until every workflow
+//     found unfinished at start has been loaded, recovered and reconciled
+//     once (an API server's /readyz follows it).
+//
 // The interfaces it needs from a store and a runtime are declared here, by
 // their consumer. A runtime that keeps resources per workflow (the
 // Kubernetes runtime's PVCs and workflow-level pod GC) also implements

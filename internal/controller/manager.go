@@ -54,6 +54,20 @@ type Manager struct {
 	archiveq chan *v1alpha1.Workflow
 	// gc deletes completed workflows by ttlStrategy and retention (gc.go).
 	gc *collector
+	// quarantine is crash quarantine's configuration; quarantined, set
+	// once by Run before any driver starts, maps the workflows it ends
+	// Error to their message (quarantine.go).
+	quarantine  Quarantine
+	quarantined map[types.UID]string
+	// listing is true on the watch goroutine during the first listing;
+	// listed is set after it, and recovering counts the drivers that
+	// listing started and that have not yet settled (ready.go).
+	listing    bool
+	listed     atomic.Bool
+	recovering atomic.Int64
+	// recoverySlots bounds how many drivers of the start-up recovery load
+	// their workflow and reconcile it for the first time at once (ready.go).
+	recoverySlots chan struct{}
 }
 
 // handle is the Manager's side of one running driver.
@@ -69,6 +83,11 @@ type handle struct {
 	// has something newer than what it wrote.
 	storeRV atomic.Int64
 	written atomic.Int64
+	// busySince is when the driver became busy (UnixNano), 0 when it is
+	// not; settle ends its part in the start-up recovery, or is nil
+	// (quarantine.go, ready.go).
+	busySince atomic.Int64
+	settle    func()
 }
 
 func (h *handle) wrote(rv string) { h.written.Store(parseRV(rv)) }
@@ -97,12 +116,20 @@ func (c *Controller) NewManager(st WatchStore, templates Templates) (*Manager, e
 		return nil, errors.New("controller: the runtime cannot report the status of a run")
 	}
 	return &Manager{c: c, st: st, rt: rt, templates: templates, drivers: map[types.UID]*handle{},
-		archiveq: make(chan *v1alpha1.Workflow, archiveBatch), gc: c.newCollector(st)}, nil
+		archiveq: make(chan *v1alpha1.Workflow, archiveBatch), gc: c.newCollector(st),
+		recoverySlots: make(chan struct{}, recoveryConcurrency)}, nil
 }
 
 // Run drives workflows until ctx ends. Step processes are left to the
 // runtime (closing it stops them).
 func (m *Manager) Run(ctx context.Context) error {
+	if m.quarantine.Journal != "" {
+		j, q := openJournal(m.quarantine, m.c.log)
+		m.quarantined = q
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); m.watchBusy(ctx, j) }()
+		defer j.close() // after wg.Wait: a clean stop
+	}
 	m.restoreAdmission(ctx)
 	go m.dispatch(ctx)
 	m.wg.Add(2)
@@ -140,9 +167,13 @@ func (m *Manager) watch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := m.listAll(ctx); err != nil {
+	m.listing = !m.listed.Load()
+	err = m.listAll(ctx)
+	m.listing = false
+	if err != nil {
 		return err
 	}
+	m.listed.Store(true)
 	for ev := range events {
 		wf, ok := ev.Object.(*v1alpha1.Workflow)
 		if !ok {
@@ -197,8 +228,9 @@ func (m *Manager) observe(ctx context.Context, t store.EventType, wf *v1alpha1.W
 // start runs a driver for a workflow that is not completed.
 func (m *Manager) start(ctx context.Context, stub *v1alpha1.Workflow) {
 	dctx, cancel := context.WithCancel(ctx)
-	h := &handle{key: stub.Namespace + "/" + stub.Name, st: m.st, events: runtime.NewQueue(), changes: make(chan struct{}, 1), cancel: cancel}
+	h := &handle{key: stub.Namespace + "/" + stub.Name, st: m.st, events: runtime.NewQueue(workflowQueue), changes: make(chan struct{}, 1), cancel: cancel}
 	h.storeRV.Store(parseRV(stub.ResourceVersion))
+	m.trackRecovery(h)
 	m.mu.Lock()
 	m.drivers[stub.UID] = h
 	m.mu.Unlock()
@@ -206,6 +238,7 @@ func (m *Manager) start(ctx context.Context, stub *v1alpha1.Workflow) {
 	go func() {
 		defer m.wg.Done()
 		defer m.forget(stub.UID, h)
+		defer m.guardDrive(dctx, stub, h) // recover.go
 		m.drive(dctx, stub, h)
 	}()
 }
@@ -221,6 +254,18 @@ func (m *Manager) forget(uid types.UID, h *handle) {
 // drive loads the whole workflow, recovers what a previous process left
 // running, and runs the driver loop.
 func (m *Manager) drive(ctx context.Context, stub *v1alpha1.Workflow, h *handle) {
+	defer h.settled()
+	if !m.recoverySlot(ctx, h) { // ready.go
+		return
+	}
+	h.busy() // loading a huge workflow counts too (quarantine.go)
+	if msg, ok := m.quarantined[stub.UID]; ok {
+		// Not archived: archiving a huge workflow may be what crashed.
+		if err := m.failStored(ctx, stub, h, msg, false); err != nil && ctx.Err() == nil {
+			m.c.log.Error("quarantine workflow", "workflow", h.key, "err", err)
+		}
+		return
+	}
 	obj, err := m.st.Get(ctx, store.KindWorkflow, stub.Namespace, stub.Name)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
@@ -255,6 +300,12 @@ type Archiver interface {
 
 // archiveBatch bounds how many workflows one archive commit takes.
 const archiveBatch = 256
+
+// workflowQueue is the buffer of each workflow's event queue: a few events,
+// as one workflow's steps report at a time; more wait in the queue's slice.
+// (A StepEvent is large: 256 of them per workflow cost 40 KiB, 400 MB for
+// 10,000 waiting workflows.)
+const workflowQueue = 8
 
 // archive queues a completed workflow for the archive, when the store has
 // one. The live workflow stays until it is deleted.

@@ -100,6 +100,9 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 			}
 			continue
 		}
+		if d.req.h != nil {
+			d.req.h.busy() // quarantine.go
+		}
 		res, err := d.reconcile(ctx)
 		if errors.Is(err, store.ErrConflict) && d.req.h != nil {
 			// Someone else (an API call) changed the workflow: start over from
@@ -125,11 +128,11 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	before := statusWithoutNodes(&d.wf.Status)
 	meta := startingMeta(d.wf)
-	res, err := engine.Reconcile(engine.Snapshot{
-		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
-		Relaunch: d.relaunch, Cache: d.memoCache(ctx), Locks: d.c.adm.locks,
-	}, d.c.now())
+	res, err := d.decide(ctx) // recover.go: a panic there ends this workflow Error
 	d.relaunch = nil
+	if pe, ok := errPanicked(err); ok {
+		return engine.Result{}, d.failPanicked(ctx, pe)
+	}
 	if err != nil {
 		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)
 	}
@@ -214,6 +217,7 @@ func (d *driver) forgetMerged() {
 // wait blocks until a runtime event, the requeue timer, a shutdown request
 // or the end of ctx, then drains whatever else is ready.
 func (d *driver) wait(ctx context.Context, after time.Duration) error {
+	d.idle(after) // quarantine.go
 	var timeout <-chan time.Time
 	if after > 0 {
 		if d.timer == nil {

@@ -11,7 +11,7 @@ import (
 // behind and then catches up, and checks that nothing is lost, nothing is
 // duplicated and each pusher's events keep their order.
 func TestQueue(t *testing.T) {
-	q := NewQueue()
+	q := NewQueue(256)
 	const pushers, each = 4, 5000
 	var wg sync.WaitGroup
 	for p := range pushers {

@@ -133,7 +133,7 @@ func New(cfg Config) (*Runtime, error) {
 	rt := &Runtime{cfg: cfg, log: cfg.Logger, now: cfg.Clock,
 		builder: podBuilder{braidImage: cfg.BraidImage, braidPath: cfg.BraidPath, images: cfg.Images},
 		waits:   waits{pull: cfg.PullWait, unschedulable: cfg.UnschedulableWait},
-		events:  runtime.NewQueue(), stop: make(chan struct{}), runs: map[string]*runState{}}
+		events:  runtime.NewQueue(256), stop: make(chan struct{}), runs: map[string]*runState{}}
 	var err error
 	if rt.res, err = newResources(rt, cfg.Rest); err != nil {
 		return nil, err

@@ -195,7 +195,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.idx.close()
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
-	rt.events = runtime.NewQueue()
+	rt.events = runtime.NewQueue(256)
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	return rt, nil
 }
