@@ -7,7 +7,9 @@
 //     entry that would land outside its destination);
 //   - repositories (Repositories.Resolve for artifactRepositoryRef, KeyFor for keyFormat templating,
 //     OutputLocation for where an output artifact is saved);
-//   - listing (the optional Lister, which file/ and s3/ implement, for data templates' artifactPaths);
+//   - listing (the optional Lister, which file/ and s3/ implement, for data templates' artifactPaths), and
+//     directories saved with archive none served as a tar stream (OpenDir, Dir.WriteTar; OpenStream of one
+//     fails with ErrIsDirectory on the file repository, ErrNotFound on S3);
 //   - garbage collection (Collect deletes the outputs an artifactGC strategy names).
 //
 // Drivers stream: no artifact is ever held in memory whole. Errors name the artifact and its location but

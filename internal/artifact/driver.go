@@ -36,6 +36,10 @@ var ErrNotFound = errors.New("artifact not found")
 // location, a location kind with no driver, an archive strategy or auth method braid does not implement.
 var ErrUnsupported = errors.New("not supported")
 
+// ErrIsDirectory is returned (wrapped) by OpenStream when the location holds a directory, not a file: an
+// output directory saved with archive none. It has no single stream; OpenDir lists it and streams it as a tar.
+var ErrIsDirectory = errors.New("the location holds a directory, not a file")
+
 // Location kinds, as named by the ArtifactLocation JSON fields.
 const (
 	KindS3          = "s3"

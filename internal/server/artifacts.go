@@ -116,17 +116,18 @@ func (a *artifactServer) serve(w http.ResponseWriter, r *http.Request, wf *v1alp
 	}
 	drv, err := a.drivers.For(&art.ArtifactLocation)
 	if err != nil {
-		http.Error(w, "Bad Request", http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("artifact %q cannot be downloaded: %v", art.Name, err), http.StatusBadRequest)
 		return
 	}
-	rc, err := drv.OpenStream(artifact.WithNamespace(r.Context(), wf.Namespace), art)
-	if errors.Is(err, artifact.ErrNotFound) {
-		http.Error(w, "Not Found", http.StatusNotFound)
+	ctx := artifact.WithNamespace(r.Context(), wf.Namespace)
+	rc, err := drv.OpenStream(ctx, art)
+	if errors.Is(err, artifact.ErrIsDirectory) || (errors.Is(err, artifact.ErrNotFound) && isLister(drv)) {
+		// A directory saved with archive none (S3 keeps it as the
+		// objects under key/, so its key alone is "not found").
+		a.serveDir(ctx, w, wf, art, drv, errors.Is(err, artifact.ErrIsDirectory))
 		return
 	}
-	if err != nil {
-		a.wf.log.Warn("artifact download", "workflow", wf.Name, "artifact", art.Name, "err", err)
-		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+	if !a.openFailed(w, wf, art, err) {
 		return
 	}
 	defer rc.Close()
@@ -140,7 +141,56 @@ func (a *artifactServer) serve(w http.ResponseWriter, r *http.Request, wf *v1alp
 	} else {
 		w.Header().Set("Content-Type", "application/octet-stream")
 	}
+	// Streamed: an *os.File goes by sendfile, anything else 32 KiB at a time.
 	_, _ = io.Copy(w, rc)
+}
+
+// openFailed answers an artifact that could not be opened, and reports
+// whether err was nil (the download goes on).
+func (a *artifactServer) openFailed(w http.ResponseWriter, wf *v1alpha1.Workflow, art *v1alpha1.Artifact, err error) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, artifact.ErrNotFound):
+		http.Error(w, "Not Found", http.StatusNotFound)
+	case errors.Is(err, artifact.ErrUnsupported):
+		http.Error(w, fmt.Sprintf("artifact %q cannot be downloaded: %v", art.Name, err), http.StatusBadRequest)
+	default:
+		a.wf.log.Warn("artifact download", "workflow", wf.Name, "artifact", art.Name, "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+	}
+	return false
+}
+
+// serveDir streams a directory artifact as an uncompressed tar,
+// <name>.tar holding <name>/..., one file at a time. isDir says the
+// location is known to be a directory, so that an empty one is an empty
+// tar rather than Not Found.
+func (a *artifactServer) serveDir(ctx context.Context, w http.ResponseWriter, wf *v1alpha1.Workflow, art *v1alpha1.Artifact, drv artifact.Driver, isDir bool) {
+	dir, err := artifact.OpenDir(ctx, drv, art)
+	if errors.Is(err, artifact.ErrUnsupported) {
+		http.Error(w, fmt.Sprintf("artifact %q is a directory saved without an archive, and its location cannot be listed to stream it as a tar: %v", art.Name, err), http.StatusBadRequest)
+		return
+	}
+	if err == nil && dir.Files() == 0 && !isDir {
+		err = artifact.ErrNotFound
+	}
+	if !a.openFailed(w, wf, art, err) {
+		return
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprintf("filename=%q", art.Name+".tar"))
+	w.Header().Set("Content-Type", "application/x-tar")
+	if err := dir.WriteTar(ctx, w, art.Name); err != nil {
+		// The status is sent: the tar ends without its end marker, which
+		// a tar reader reports.
+		a.wf.log.Warn("artifact download", "workflow", wf.Name, "artifact", art.Name, "err", err)
+	}
+}
+
+// isLister reports whether drv can list a location (file, s3).
+func isLister(drv artifact.Driver) bool {
+	_, ok := drv.(artifact.Lister)
+	return ok
 }
 
 // findArtifact finds a node's input or output artifact by name.

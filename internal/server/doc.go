@@ -14,6 +14,14 @@
 // (archived workflows and artifacts named by uid) call auth.Check. Only
 // /healthz, /readyz and /oauth2/ are public.
 //
+// A panic in a handler is recovered at the request's boundary
+// (recover.go): the first gRPC interceptors, and a middleware around the
+// whole HTTP side. It is logged with its stack, counted (Server.Panics),
+// and fails that request alone: codes.Internal, or HTTP 500 with
+// argo-server's error JSON. /healthz is 200 while the process serves;
+// /readyz is 503 until Options.Ready (the controller's start-up recovery)
+// returns nil.
+//
 // Layout:
 //   - server.go: Options, New, Serve, cmux, the gateway, the error mapping
 //     of ARGO-API §3.4; tls.go: TLS under cmux (HSTS, HTTP/2 for REST);
@@ -27,6 +35,7 @@
 //     REST as SSE or NDJSON (ARGO-API §3), calling the services directly;
 //   - crud.go, template.go, clustertemplate.go, cron.go: the other kinds;
 //   - archive.go, event.go: the archive and workflow event bindings;
+//   - recover.go: the panic boundaries;
 //   - info.go: InfoService (version, info, userinfo); convert.go: objects <-> google.protobuf.Struct
 //     and the `fields` filter.
 //

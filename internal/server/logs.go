@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -34,11 +36,24 @@ func (s *workflowServer) PodLogs(req *workflow.WorkflowLogRequest, stream grpc.S
 	return s.logs(req, stream)
 }
 
+// maxLogEntry bounds the content of one LogEntry. Argo sends one entry a
+// line; a line longer than this is sent as several entries of at most
+// maxLogEntry bytes each (split, never cut: nothing is lost), and each
+// piece counts as a line for tailLines, its pieces counted back from its
+// end. So neither a read nor a send ever holds more than this much of a
+// line, however long the line is, and tailLines=10 of a log that is one
+// 1 GB line sends 2.5 MiB. There is precedent on both sides: containerd's
+// CRI log splits lines at 16 KiB and kubelet counts the pieces for --tail,
+// and argo-server's line scanner stops a pod's log at a line over 64 KiB.
+const maxLogEntry = 256 << 10
+
 // logQuery is a parsed log request.
 type logQuery struct {
 	pod    string
 	grep   *regexp.Regexp
-	tail   int64 // lines per pod; <0: all
+	tail   int64 // lines (pieces) per pod; <0: all
+	limit  int64 // bytes of log per pod (limitBytes); 0: all
+	entry  int   // the longest LogEntry content (maxLogEntry)
 	since  time.Time
 	follow bool
 	none   bool // a container that has no log here (init, wait)
@@ -46,7 +61,7 @@ type logQuery struct {
 
 func parseLogQuery(req *workflow.WorkflowLogRequest, now time.Time) (logQuery, error) {
 	o := req.GetLogOptions()
-	q := logQuery{pod: req.GetPodName(), tail: -1, follow: o.GetFollow()}
+	q := logQuery{pod: req.GetPodName(), tail: -1, follow: o.GetFollow(), entry: maxLogEntry}
 	if g := req.GetGrep(); g != "" {
 		re, err := regexp.Compile(g)
 		if err != nil {
@@ -56,6 +71,11 @@ func parseLogQuery(req *workflow.WorkflowLogRequest, now time.Time) (logQuery, e
 	}
 	if o.GetTailLines() != 0 {
 		q.tail = o.GetTailLines()
+	}
+	if n := o.GetLimitBytes(); n < 0 {
+		return q, status.Errorf(codes.InvalidArgument, "logOptions.limitBytes %d: must be positive (or 0 for no limit)", n)
+	} else if n > 0 {
+		q.limit = n
 	}
 	if secs := o.GetSinceSeconds(); secs > 0 {
 		q.since = now.Add(-time.Duration(secs) * time.Second)
@@ -72,8 +92,14 @@ func parseLogQuery(req *workflow.WorkflowLogRequest, now time.Time) (logQuery, e
 // logs streams the kept logs of the workflow's steps, in the order they
 // started; with follow, until the workflow has ended and every log is read.
 // A workflow that only the archive holds still has its logs read.
-// sinceSeconds and sinceTime select steps by when they ran (lines carry no
-// time of their own).
+//
+// Every option is served without reading more of a log than it sends:
+// tailLines finds where the last lines start by reading back from the end
+// of the file, limitBytes stops each pod's log after that many bytes, and
+// a line longer than maxLogEntry is sent in pieces. sinceSeconds and
+// sinceTime select steps by when they ran: the local runtime writes a
+// step's output straight to its log file, so lines carry no time of their
+// own.
 func (s *workflowServer) logs(req *workflow.WorkflowLogRequest, stream grpc.ServerStreamingServer[workflow.LogEntry]) error {
 	ctx := stream.Context()
 	if s.logPath == nil {
@@ -97,7 +123,7 @@ func (s *workflowServer) logs(req *workflow.WorkflowLogRequest, stream grpc.Serv
 	if q.none {
 		return nil
 	}
-	t := &logTail{s: s, q: q, stream: stream, offsets: map[string]int64{}}
+	t := &logTail{s: s, q: q, stream: stream, pods: map[string]*podLog{}}
 	for {
 		done := wf.Status.Phase.Completed() || !q.follow
 		if err := t.round(wf, done); err != nil {
@@ -119,10 +145,18 @@ func (s *workflowServer) logs(req *workflow.WorkflowLogRequest, stream grpc.Serv
 
 // logTail remembers how far each pod's log was sent.
 type logTail struct {
-	s       *workflowServer
-	q       logQuery
-	stream  grpc.ServerStreamingServer[workflow.LogEntry]
-	offsets map[string]int64
+	s      *workflowServer
+	q      logQuery
+	stream grpc.ServerStreamingServer[workflow.LogEntry]
+	pods   map[string]*podLog
+	r      *bufio.Reader // reads every pod's log, q.entry bytes at most at a time
+}
+
+// podLog is how far one pod's log was read.
+type podLog struct {
+	offset  int64 // the next byte to send
+	started bool  // tailLines has been applied
+	sent    int64 // bytes of the log consumed, for limitBytes
 }
 
 // round sends what each selected pod's log gained since the last round.
@@ -135,84 +169,195 @@ func (t *logTail) round(wf *v1alpha1.Workflow, final bool) error {
 		if !t.q.since.IsZero() && n.Phase.Completed() && n.FinishedAt.Time.Before(t.q.since) {
 			continue
 		}
-		path := t.s.logPath(wf.Namespace, wf.Name, pod)
-		off, err := t.send(path, pod, t.offsets[pod], final || n.Phase.Completed())
-		if err != nil {
+		p := t.pods[pod]
+		if p == nil {
+			p = &podLog{}
+			t.pods[pod] = p
+		}
+		if t.q.limit > 0 && p.sent >= t.q.limit {
+			continue
+		}
+		if err := t.send(t.s.logPath(wf.Namespace, wf.Name, pod), pod, p, final || n.Phase.Completed()); err != nil {
 			return err
 		}
-		t.offsets[pod] = off
 	}
 	return nil
 }
 
-// send streams the lines of path after offset and returns the new offset.
-// An unfinished last line waits for the next round unless final. The first
-// read of a pod honours tailLines.
-func (t *logTail) send(path, pod string, offset int64, final bool) (int64, error) {
+// send streams the lines of path after p.offset, a line (or a piece of a
+// long one) an entry. An unfinished last line waits for the next round
+// unless final. The first read of a pod honours tailLines.
+func (t *logTail) send(path, pod string, p *podLog, final bool) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return offset, nil
+		return nil
 	}
 	if err != nil {
-		return offset, status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
+		return status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
 	}
 	defer f.Close()
-	if offset == 0 && t.q.tail >= 0 {
-		if offset, err = tailOffset(f, t.q.tail); err != nil {
-			return 0, status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
+	if !p.started {
+		p.started = true
+		if t.q.tail >= 0 {
+			if p.offset, err = tailOffset(f, t.q.tail, int64(t.q.entry)); err != nil {
+				return status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
+			}
 		}
 	}
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return offset, status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
+	if _, err := f.Seek(p.offset, io.SeekStart); err != nil {
+		return status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
 	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil && (!final || line == "") {
-			return offset, nil
+	r := t.reader(f)
+	for t.q.limit <= 0 || p.sent < t.q.limit {
+		piece, err := r.ReadSlice('\n')
+		read := len(piece)
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			if len(piece) == 0 || (!final && len(piece) <= t.q.entry) {
+				return nil // an unfinished line: the next round sends it whole
+			}
+		case err != nil:
+			return status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
 		}
-		offset += int64(len(line))
-		text := strings.TrimRight(line, "\r\n")
+		if len(bytes.TrimSuffix(piece, []byte{'\n'})) > t.q.entry {
+			// A piece of a long line: end it before a split character.
+			piece = piece[:runeStart(piece[:t.q.entry])]
+		}
+		if t.q.limit > 0 && int64(len(piece)) > t.q.limit-p.sent {
+			piece = piece[:t.q.limit-p.sent]
+		}
+		p.offset += int64(len(piece))
+		p.sent += int64(len(piece))
+		text := strings.TrimRight(string(piece), "\r\n")
+		if !utf8.ValidString(text) { // a proto string must be UTF-8
+			text = strings.ToValidUTF8(text, "\uFFFD")
+		}
+		if len(piece) < read {
+			// The reader holds what follows the piece: read on from it.
+			if _, err := f.Seek(p.offset, io.SeekStart); err != nil {
+				return status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
+			}
+			r.Reset(f)
+		}
 		if t.q.grep != nil && !t.q.grep.MatchString(text) {
 			continue
 		}
 		if err := t.stream.Send(&workflow.LogEntry{Content: text, PodName: pod}); err != nil {
-			return offset, err
+			return err
 		}
 	}
+	return nil
 }
 
-// tailOffset returns where the last n lines of f start.
-func tailOffset(f *os.File, n int64) (int64, error) {
+// reader is the request's one read buffer, reset to read f. It holds a
+// whole entry and its newline.
+func (t *logTail) reader(f *os.File) *bufio.Reader {
+	if t.r == nil {
+		t.r = bufio.NewReaderSize(f, t.q.entry+1)
+	} else {
+		t.r.Reset(f)
+	}
+	return t.r
+}
+
+// runeStart is where the last UTF-8 character of b starts when b ends
+// inside it, else len(b): a piece cut there splits no character. Bytes
+// that are not UTF-8 are left as they are.
+func runeStart(b []byte) int {
+	for i := len(b) - 1; i > 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
+}
+
+// tailOffset returns where the last n lines of f start, reading back from
+// the end no further than they reach. A line longer than piece counts as
+// ceil(len/piece) lines, as the reader sends it in that many pieces, so
+// the scan never goes back more than n*piece bytes past the last newline
+// it found: the last lines of a log that is one 1 GB line are found in a
+// read of n*piece bytes. When the start falls inside a line, it is moved
+// past any UTF-8 continuation bytes there.
+func tailOffset(f *os.File, n, piece int64) (int64, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
 	size := st.Size()
-	if n == 0 {
+	if n <= 0 || size == 0 {
 		return size, nil
 	}
-	const chunk = 64 << 10
-	buf := make([]byte, chunk)
-	var lines int64
-	end := size
-	for pos := size; pos > 0; {
-		step := min(int64(chunk), pos)
-		pos -= step
-		if _, err := f.ReadAt(buf[:step], pos); err != nil && !errors.Is(err, io.EOF) {
+	buf := make([]byte, 64<<10)
+	lineEnd := size // the end of the last line, its newline left out
+	if last, err := readByte(f, size-1); err != nil {
+		return 0, err
+	} else if last == '\n' {
+		lineEnd--
+	}
+	for count := int64(0); ; {
+		need := n - count
+		floor := int64(0)
+		if lineEnd > need*piece {
+			floor = lineEnd - need*piece
+		}
+		nl, err := lastNewline(f, floor, lineEnd, buf)
+		if err != nil {
 			return 0, err
 		}
-		for i := step - 1; i >= 0; i-- {
-			if buf[i] != '\n' || pos+i == end-1 {
-				continue
+		if nl < 0 {
+			if floor == 0 {
+				return 0, nil // the whole log is in the last n lines
 			}
-			lines++
-			if lines == n {
-				return pos + i + 1, nil
-			}
+			return runeAligned(f, floor, lineEnd)
 		}
+		count += max(1, (lineEnd-nl-1+piece-1)/piece)
+		if count >= n {
+			return nl + 1, nil
+		}
+		lineEnd = nl
 	}
-	return 0, nil
+}
+
+// lastNewline returns the offset of the last newline in f[from:to], or -1.
+func lastNewline(f *os.File, from, to int64, buf []byte) (int64, error) {
+	for to > from {
+		step := min(int64(len(buf)), to-from)
+		if _, err := f.ReadAt(buf[:step], to-step); err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:step], '\n'); i >= 0 {
+			return to - step + int64(i), nil
+		}
+		to -= step
+	}
+	return -1, nil
+}
+
+// runeAligned moves off forward past UTF-8 continuation bytes (at most
+// three, and never to end or beyond).
+func runeAligned(f *os.File, off, end int64) (int64, error) {
+	var b [utf8.UTFMax - 1]byte
+	n, err := f.ReadAt(b[:min(int64(len(b)), end-off)], off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	for i := 0; i < n && !utf8.RuneStart(b[i]); i++ {
+		off++
+	}
+	return off, nil
+}
+
+func readByte(f *os.File, off int64) (byte, error) {
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], off); err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	return b[0], nil
 }
 
 // stepsInOrder lists the nodes that have a log, in the order they started.

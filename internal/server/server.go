@@ -65,8 +65,9 @@ var (
 	_ event.EventServiceServer                                     = (*eventServer)(nil)
 )
 
-// DefaultMaxRequestBytes bounds a request body (REST) or message (gRPC).
-const DefaultMaxRequestBytes = 16 << 20
+// DefaultMaxRequestBytes bounds a request body (REST) or message (gRPC):
+// Kubernetes' bound (bodylimit.go).
+const DefaultMaxRequestBytes = KubernetesMaxRequestBytes
 
 // MaxEventBytes bounds the body of an event (POST /api/v1/events/...), as
 // argo-server's 2 MB.
@@ -112,6 +113,10 @@ type Options struct {
 	Browser auth.BrowserConfig
 	// SSO serves /oauth2/redirect and /oauth2/callback; nil: no SSO.
 	SSO http.Handler
+	// Ready reports whether what runs behind the server (the controller's
+	// start-up recovery) is done: /readyz answers 503 with the error's
+	// message until it returns nil. Nil: ready once serving.
+	Ready func() error
 }
 
 // Server serves the API. Create it with New and run it with Serve.
@@ -124,6 +129,7 @@ type Server struct {
 	// stopping closes when Serve begins to stop: it ends open streams.
 	stopping chan struct{}
 	stopOnce sync.Once
+	guard    *panicGuard // recovers handler panics (recover.go)
 }
 
 // New builds a Server: it registers the gRPC services and the REST gateway.
@@ -155,10 +161,11 @@ func New(opts Options) (*Server, error) {
 	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
 	routes := auth.GatewayRoutes()
 
+	s.guard = &panicGuard{log: opts.Logger}
 	s.grpc = grpc.NewServer(
 		grpc.MaxRecvMsgSize(int(opts.MaxRequestBytes)),
-		grpc.ChainUnaryInterceptor(opts.Auth.UnaryInterceptor, s.versionHeader),
-		grpc.ChainStreamInterceptor(opts.Auth.StreamInterceptor, stopStreams(s.stopping)),
+		grpc.ChainUnaryInterceptor(s.guard.unary, opts.Auth.UnaryInterceptor, s.versionHeader),
+		grpc.ChainStreamInterceptor(s.guard.stream, opts.Auth.StreamInterceptor, stopStreams(s.stopping)),
 	)
 	svcs := newKindServers(opts.Store, opts.Logger)
 	svcs.archive.forget = opts.ForgetWorkflow
@@ -176,6 +183,10 @@ func New(opts Options) (*Server, error) {
 		runtime.WithErrorHandler(errorHandler),
 		runtime.WithMetadata(eventMetadata),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		// Match on the escaped path: a %2F stays inside its segment (a
+		// name "a/b" is a name, not two segments that may match another
+		// route) and reaches the handler still escaped.
+		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		runtime.WithMiddlewares(opts.Auth.GatewayMiddleware(routes)),
 		runtime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
 			w.Header().Set("Grpc-Metadata-Argo-Version", opts.Version.Version)
@@ -196,6 +207,9 @@ func New(opts Options) (*Server, error) {
 	if err := registerStreams(gw, wfs, s.stopping, opts.KeepAlive); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	if err := registerListStream(gw, wfs, svcs.archive); err != nil { // the lists, streamed (liststream.go)
+		return nil, fmt.Errorf("server: %w", err)
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -206,15 +220,21 @@ func New(opts Options) (*Server, error) {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
+		if opts.Ready != nil {
+			if err := opts.Ready(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	limit := opts.MaxRequestBytes
 	mux.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := limit
 		if strings.HasPrefix(r.URL.Path, "/api/v1/events/") {
-			l = min(l, MaxEventBytes)
+			r.Body = http.MaxBytesReader(w, r.Body, min(limit, MaxEventBytes)) // a 400, as argo-server's
+		} else if !limitBody(w, r, limit) { // a 413, as Kubernetes' (bodylimit.go)
+			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, l)
 		gw.ServeHTTP(w, r)
 	}))
 	if opts.Artifacts != nil {
@@ -238,7 +258,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s.http = h
+	s.http = s.guard.http(h)
 	return s, nil
 }
 
@@ -381,10 +401,23 @@ func writeError(w http.ResponseWriter, c codes.Code, msg string) {
 	_ = json.NewEncoder(w).Encode(errorBody{Code: c, Message: msg})
 }
 
-func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if limit, ok := tooLarge(r); ok {
+		writeTooLarge(w, limit)
+		return
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		writeError(w, codes.InvalidArgument, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit))
+		return
+	}
+	var hse *runtime.HTTPStatusError // the gateway's own: a malformed path
+	if errors.As(err, &hse) {
+		c := codes.InvalidArgument // 400: an escape that is not one (%zz)
+		if hse.HTTPStatus == http.StatusNotFound {
+			c = codes.NotFound
+		}
+		writeError(w, c, fmt.Sprintf("path %.200q: %v", r.URL.EscapedPath(), hse.Err))
 		return
 	}
 	st := status.Convert(err)
@@ -392,8 +425,16 @@ func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w
 }
 
 // routingErrorHandler answers a route that does not exist as argo-server's
-// gateway does: 501 {"code":12,"message":"Not Implemented"}.
+// gateway does: 501 {"code":12,"message":"Not Implemented"}. A path that
+// matches no route because of an escaped character in it (a %2F, which
+// never separates segments, or an escaped letter of a fixed segment) is a
+// wrong path rather than a missing feature: 404, saying so.
 func routingErrorHandler(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	if (httpStatus == http.StatusNotFound || httpStatus == http.StatusMethodNotAllowed) && r.URL.RawPath != "" {
+		writeError(w, codes.NotFound, fmt.Sprintf("no route matches %s %.200q: an escaped character (such as %%2F) "+
+			"is part of its path segment, never a separator or a route's fixed text", r.Method, r.URL.RawPath))
+		return
+	}
 	if httpStatus == http.StatusNotFound || httpStatus == http.StatusMethodNotAllowed {
 		writeError(w, codes.Unimplemented, "Not Implemented")
 		return

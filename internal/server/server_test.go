@@ -200,7 +200,7 @@ func TestREST(t *testing.T) {
 				}
 			}},
 		{name: "create empty body", method: "POST", path: "/api/v1/workflows/argo", status: 400},
-		{name: "create too large", method: "POST", path: "/api/v1/workflows/argo", body: `{"workflow":{"metadata":{"name":"` + strings.Repeat("x", 2<<20) + `"}}}`, status: 400},
+		{name: "create too large", method: "POST", path: "/api/v1/workflows/argo", body: `{"workflow":{"metadata":{"name":"` + strings.Repeat("x", 2<<20) + `"}}}`, status: 413},
 		{name: "create namespace mismatch", method: "POST", path: "/api/v1/workflows/argo",
 			body: `{"workflow":{"metadata":{"name":"x","namespace":"other"},"spec":{"entrypoint":"main","templates":[{"name":"main","container":{"image":"alpine"}}]}}}`, status: 400},
 		{name: "create dry run stores nothing", method: "POST", path: "/api/v1/workflows/argo",

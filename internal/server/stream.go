@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
@@ -188,24 +189,83 @@ func (s *restStream) SendMsg(m any) error {
 	if !ok {
 		return status.Errorf(codes.Internal, "stream: %T is not a proto message", m)
 	}
-	// Proto field names, and empty fields left out (an empty
-	// LogEntry.content is not sent).
-	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
-	if err != nil {
-		return status.Errorf(codes.Internal, "stream: encode %T: %v", m, err)
+	var line []byte
+	if e, ok := msg.(*workflow.LogEntry); ok {
+		line = logEntryLine(e)
+	} else {
+		// Proto field names, and empty fields left out.
+		b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
+		if err != nil {
+			return status.Errorf(codes.Internal, "stream: encode %T: %v", m, err)
+		}
+		var buf bytes.Buffer
+		buf.Grow(len(b) + len(`{"result":}`))
+		buf.WriteString(`{"result":`)
+		if err := json.Compact(&buf, b); err != nil {
+			return status.Errorf(codes.Internal, "stream: compact %T: %v", m, err)
+		}
+		buf.WriteByte('}')
+		line = buf.Bytes()
 	}
-	var line bytes.Buffer
-	line.WriteString(`{"result":`)
-	if err := json.Compact(&line, b); err != nil {
-		return status.Errorf(codes.Internal, "stream: compact %T: %v", m, err)
-	}
-	line.WriteByte('}')
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.openLocked(); err != nil {
 		return err
 	}
-	return s.frameLocked(line.Bytes())
+	return s.frameLocked(line)
+}
+
+// logEntryLine is {"result":<e>} as protojson writes e (proto field names,
+// empty fields left out), built directly in one buffer: a log entry may be
+// 1 MiB, and protojson then json.Compact take many milliseconds a MiB.
+func logEntryLine(e *workflow.LogEntry) []byte {
+	b := make([]byte, 0, len(e.Content)+len(e.PodName)+48)
+	b = append(b, `{"result":{`...)
+	sep := ""
+	for _, f := range []struct{ name, value string }{{"content", e.Content}, {"podName", e.PodName}} {
+		if f.value == "" {
+			continue
+		}
+		b = append(b, sep+`"`+f.name+`":`...)
+		b = appendJSONString(b, f.value)
+		sep = ","
+	}
+	return append(b, "}}"...)
+}
+
+// appendJSONString appends s as a JSON string, escaping what JSON requires
+// (quote, backslash, control characters) and copying runs of everything
+// else as they are; invalid UTF-8 becomes U+FFFD, as protojson requires
+// valid UTF-8.
+func appendJSONString(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // openLocked writes the status and headers once, and starts keep-alives.
@@ -244,22 +304,21 @@ func (s *restStream) frameLocked(line []byte) error {
 	if s.broken != nil {
 		return s.broken
 	}
-	var b []byte
+	// Written in parts rather than copied into one frame: a line may be
+	// a 1 MiB log entry.
 	if s.sse {
-		b = make([]byte, 0, len(line)+10)
-		b = append(b, "data: "...)
-		b = append(b, line...)
-		b = append(b, " \n\n\n"...)
-	} else {
-		b = append(append(make([]byte, 0, len(line)+1), line...), '\n')
+		return s.writeLocked([]byte("data: "), line, []byte(" \n\n\n"))
 	}
-	return s.writeLocked(b)
+	return s.writeLocked(line, []byte{'\n'})
 }
 
-func (s *restStream) writeLocked(b []byte) error {
-	if _, err := s.w.Write(b); err != nil {
-		s.broken = fmt.Errorf("stream: write: %w", err)
-		return s.broken
+// writeLocked writes parts and flushes them as one.
+func (s *restStream) writeLocked(parts ...[]byte) error {
+	for _, b := range parts {
+		if _, err := s.w.Write(b); err != nil {
+			s.broken = fmt.Errorf("stream: write: %w", err)
+			return s.broken
+		}
 	}
 	if err := s.rc.Flush(); err != nil {
 		s.broken = fmt.Errorf("stream: flush: %w", err)

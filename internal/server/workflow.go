@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,7 +14,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 
 	"github.com/braidwf/braid/internal/artifact"
-	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
@@ -90,43 +88,17 @@ func (s *workflowServer) GetWorkflow(ctx context.Context, req *workflow.Workflow
 	return toStructFields(wf, req.GetFields())
 }
 
+// ListWorkflows answers a gRPC list (REST lists are streamed by
+// serveWorkflowList): see listWorkflows. The message holds every item, but
+// the server holds no more than their Structs and a store page.
 func (s *workflowServer) ListWorkflows(ctx context.Context, req *workflow.WorkflowListRequest) (*structpb.Struct, error) {
-	q, err := parseListRequest(req)
+	sh := parseListShape(req.GetFields())
+	sink := structSink{shape: sh}
+	meta, err := s.listWorkflows(ctx, req, sh, &sink)
 	if err != nil {
 		return nil, err
 	}
-	objs, next, err := s.store.List(ctx, store.KindWorkflow, req.GetNamespace(), q.opts)
-	if err != nil {
-		return nil, storeError(err, "")
-	}
-	// The store lists workflows without their nodes; Argo's list has them
-	// unless `fields` leaves them out (argo list -o wide|json|yaml).
-	withNodes := fieldsKeep(req.GetFields(), "items.status.nodes")
-	wfs := make([]*v1alpha1.Workflow, 0, len(objs))
-	for _, o := range objs {
-		wf, ok := o.(*v1alpha1.Workflow)
-		if !ok {
-			return nil, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
-		}
-		if !q.keep(wf) {
-			continue
-		}
-		if withNodes {
-			if wf, err = s.withNodes(ctx, wf); err != nil {
-				return nil, err
-			}
-		}
-		wfs = append(wfs, wf)
-	}
-	// Argo sorts each page: unfinished first, newest created first, then
-	// finished ones, latest finished first (ARGO-API §2.1).
-	printer.SortWorkflows(wfs)
-	list := v1alpha1.WorkflowList{}
-	list.Continue = next
-	for _, wf := range wfs {
-		list.Items = append(list.Items, *wf)
-	}
-	return toStructFields(&list, req.GetFields())
+	return sh.listStruct(sink.items, meta)
 }
 
 func (s *workflowServer) DeleteWorkflow(ctx context.Context, req *workflow.WorkflowDeleteRequest) (*workflow.WorkflowDeleteResponse, error) {
@@ -155,23 +127,6 @@ func (s *workflowServer) DeleteWorkflow(ctx context.Context, req *workflow.Workf
 	}
 	s.log.Info("workflow deleted", "namespace", wf.Namespace, "name", wf.Name)
 	return &workflow.WorkflowDeleteResponse{}, nil
-}
-
-// withNodes reads the whole of a listed workflow; one deleted since it was
-// listed is kept as listed.
-func (s *workflowServer) withNodes(ctx context.Context, wf *v1alpha1.Workflow) (*v1alpha1.Workflow, error) {
-	o, err := s.store.Get(ctx, store.KindWorkflow, wf.Namespace, wf.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		return wf, nil
-	}
-	if err != nil {
-		return nil, storeError(err, wf.Name)
-	}
-	full, ok := o.(*v1alpha1.Workflow)
-	if !ok {
-		return nil, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
-	}
-	return full, nil
 }
 
 // get reads one workflow; the name @latest is the namespace's newest.
@@ -203,21 +158,12 @@ func (s *workflowServer) admit(ctx context.Context, namespace string, in *struct
 	if in == nil || len(in.GetFields()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "workflow is required")
 	}
-	m := in.AsMap()
-	if _, ok := m["apiVersion"]; !ok {
-		m["apiVersion"] = v1alpha1.APIVersion
-	}
-	if _, ok := m["kind"]; !ok {
-		m["kind"] = "Workflow"
-	}
-	if k, _ := m["kind"].(string); k != "Workflow" {
-		return nil, status.Errorf(codes.InvalidArgument, "kind must be Workflow, not %q", k)
-	}
-	data, err := json.Marshal(m)
+	data, err := workflowJSON(in)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "workflow: %v", err)
+		return nil, err
 	}
-	docs, err := spec.Load("", data, spec.Strict)
+	docs, err := spec.LoadNoLines("", data, spec.Strict)
+	data = nil // not kept beside the Workflow
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

@@ -35,17 +35,22 @@ func main() {
 	w7 := flag.String("w7-steps", "10000,50000", "W7: sizes of the one-workflow runs")
 	a1 := bigArtifact{}
 	flag.Int64Var(&a1.size, "a1-size", 1<<30, "A1: the artifact's size in bytes")
+	l1 := listMem{clients: 8}
+	flag.IntVar(&l1.count, "l1-count", 10000, "L1: workflows stored before the whole list is read")
+	l2 := logTail{}
+	flag.Int64Var(&l2.size, "l2-size", 1<<30, "L2: bytes of the one log line whose tail is read")
 	plain := flag.Bool("plain-server", false, "W6, W7: run braid server without TLS or client auth (--secure=false --auth-mode server), "+
 		"as before they were its defaults; by default the server runs with its defaults and the clients pin its certificate and send its local token")
 	flag.Parse()
-	w6.plain = *plain
-	if err := run(*braid, *runs, *jobs, *only, *isolation, w6, *w7, *plain, a1); err != nil {
+	w6.plain, l1.plain = *plain, *plain
+	l2.plain, l2.runs = *plain, *runs
+	if err := run(*braid, *runs, *jobs, *only, *isolation, w6, *w7, *plain, a1, l1, l2); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7 string, plain bool, a1 bigArtifact) error {
+func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7 string, plain bool, a1 bigArtifact, l1 listMem, l2 logTail) error {
 	bin, err := filepath.Abs(braid)
 	if err != nil {
 		return err
@@ -81,6 +86,16 @@ func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7
 	}
 	if only == "" || strings.Contains(","+only+",", ",W7,") {
 		if err := runW7(bin, dir, w7, plain); err != nil {
+			return err
+		}
+	}
+	if only == "" || strings.Contains(","+only+",", ",L1,") {
+		if err := runL1(bin, dir, l1); err != nil {
+			return err
+		}
+	}
+	if only == "" || strings.Contains(","+only+",", ",L2,") {
+		if err := runL2(bin, dir, l2); err != nil {
 			return err
 		}
 	}

@@ -91,6 +91,9 @@ func (d *Driver) OpenStream(ctx context.Context, art *v1alpha1.Artifact) (io.Rea
 		return nil, d.missing(art, key, "open", err)
 	}
 	defer repo.Close()
+	if err := noLinks(repo, key); err != nil {
+		return nil, d.missing(art, key, "open", err)
+	}
 	f, err := repo.Open(key)
 	if err != nil {
 		return nil, d.missing(art, key, "open", err)
@@ -102,9 +105,27 @@ func (d *Driver) OpenStream(ctx context.Context, art *v1alpha1.Artifact) (io.Rea
 	}
 	if info.IsDir() {
 		f.Close()
-		return nil, d.fail(art, key, "open", errors.New("it is a directory, not a file"))
+		return nil, d.fail(art, key, "open", artifact.ErrIsDirectory)
 	}
 	return f, nil
+}
+
+// noLinks refuses a key that is, or passes through, a symbolic link: a directory artifact keeps its links
+// as links, and a download of a file inside it never follows one, not even to elsewhere in the repository
+// (another workflow's artifacts). The refusal wraps artifact.ErrUnsupported.
+func noLinks(repo *os.Root, key string) error {
+	parts := strings.Split(key, string(filepath.Separator))
+	for i := range parts { // from the top: a link is found before anything is looked up through it
+		p := filepath.Join(parts[:i+1]...)
+		info, err := repo.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: following one is %w", filepath.ToSlash(p), artifact.ErrUnsupported)
+		}
+	}
+	return nil
 }
 
 // Delete removes art's key and the directories it leaves empty. A missing key is not an error.

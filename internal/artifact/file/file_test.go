@@ -164,7 +164,7 @@ func TestOpenStreamAndDelete(t *testing.T) {
 	if err != nil || string(data) != "streamed" {
 		t.Fatalf("OpenStream read %q, %v", data, err)
 	}
-	if _, err := d.OpenStream(ctx, art("a/b")); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := d.OpenStream(ctx, art("a/b")); !errors.Is(err, artifact.ErrIsDirectory) || !strings.Contains(err.Error(), "holds a directory") {
 		t.Errorf("OpenStream(directory) error = %v", err)
 	}
 	if err := d.Delete(ctx, a); err != nil {

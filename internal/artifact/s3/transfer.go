@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -234,6 +235,26 @@ type stream struct {
 	*minio.Object
 	c *conn
 }
+
+// Stat describes the object as *os.File.Stat describes a file (its size and last-modified time), so that
+// a reader that needs the size before the bytes (a tar entry) can have it.
+func (s *stream) Stat() (fs.FileInfo, error) {
+	info, err := s.Object.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return objectInfo{info}, nil
+}
+
+// objectInfo is an object's information as an fs.FileInfo.
+type objectInfo struct{ minio.ObjectInfo }
+
+func (o objectInfo) Name() string       { return path.Base(o.Key) }
+func (o objectInfo) Size() int64        { return o.ObjectInfo.Size }
+func (o objectInfo) Mode() fs.FileMode  { return 0o644 }
+func (o objectInfo) ModTime() time.Time { return o.LastModified }
+func (o objectInfo) IsDir() bool        { return false }
+func (o objectInfo) Sys() any           { return nil }
 
 func (s *stream) Close() error {
 	err := s.Object.Close()
