@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,9 +27,10 @@ type crashServer struct {
 	// srv reaches the running server, over TLS with the local token; a
 	// start replaces it (the port changes, the certificate and the token
 	// stay with the data directory).
-	srv *braidServer
-	cmd *exec.Cmd
-	log *syncBuffer
+	srv  *braidServer
+	cmd  *exec.Cmd
+	log  *syncBuffer
+	addr string
 }
 
 func newCrashServer(t *testing.T) *crashServer {
@@ -48,13 +50,31 @@ func newCrashServer(t *testing.T) *crashServer {
 // start runs the server on a free port and waits until it is ready.
 func (s *crashServer) start() {
 	s.t.Helper()
+	s.startUnready()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		srv, err := readyServer(s.home, s.addr, s.cmd.Process.Pid)
+		if err == nil {
+			s.srv = srv
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("server not ready: %v\n%s", err, s.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startUnready runs the server on a free port and returns at once.
+func (s *crashServer) startUnready() {
+	s.t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	s.addr = fmt.Sprintf("127.0.0.1:%d", port)
 	s.log = &syncBuffer{}
 	s.cmd = exec.Command(braidBin, "server", "--port", fmt.Sprint(port), "--data-dir", s.home)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
@@ -65,18 +85,44 @@ func (s *crashServer) start() {
 	if s.srv != nil {
 		s.srv.client.CloseIdleConnections()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		srv, err := readyServer(s.home, addr, s.cmd.Process.Pid)
+}
+
+// awaitReady polls /readyz of a server that startUnready started until it
+// answers 200, and then connects to it as start does. It returns how long
+// that took since now, and the last answer other than 200 it saw.
+func (s *crashServer) awaitReady() (time.Duration, string) {
+	s.t.Helper()
+	start := time.Now()
+	probe := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // only /readyz, which is public
+	defer probe.CloseIdleConnections()
+	var saw string
+	for time.Since(start) < 120*time.Second {
+		resp, err := probe.Get("https://" + s.addr + "/readyz")
 		if err == nil {
-			s.srv = srv
-			return
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				took := time.Since(start)
+				s.connect()
+				return took, saw
+			}
+			saw = fmt.Sprintf("%s %s", resp.Status, strings.TrimSpace(string(body)))
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("server not ready: %v\n%s", err, s.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
+	s.t.Fatalf("server not ready after 120 s (last %q)\n%s", saw, tail(s.log.String()))
+	return 0, saw
+}
+
+// connect connects to the ready server that startUnready started.
+func (s *crashServer) connect() {
+	s.t.Helper()
+	srv, err := readyServer(s.home, s.addr, s.cmd.Process.Pid)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.srv = srv
 }
 
 // kill stops the server with SIGKILL, as a crash would.
