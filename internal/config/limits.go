@@ -42,7 +42,7 @@ type Limits struct {
 
 // DefaultLimits are the limits of the fields left at zero.
 var DefaultLimits = Limits{
-	MaxNodes:               100000,
+	MaxNodes:               50000,
 	MaxDepth:               100,
 	MaxLoopItems:           100000,
 	MaxParameterBytes:      1 << 20,

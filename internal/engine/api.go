@@ -91,7 +91,7 @@ type Limits struct {
 // The defaults of Limits' fields; internal/config.DefaultLimits holds the
 // same values for config.yaml.
 const (
-	DefaultMaxNodes          = 100000
+	DefaultMaxNodes          = 50000
 	DefaultMaxDepth          = 100
 	DefaultMaxLoopItems      = 100000
 	DefaultMaxParameterBytes = 1 << 20

@@ -239,64 +239,27 @@ type member struct {
 }
 
 // appendObject writes the object at the start of src with its keys sorted
-// and shaped by t: kept (with drop, dropped) whole where t names a key with
-// nothing under it, shaped by the sub-tree where it names one with paths
-// under it; with no t, whole.
+// and shaped by t (memberShape).
 func appendObject(dst, src []byte, t fieldTree, drop bool) ([]byte, []byte, error) {
 	var buf [24]member
-	members := buf[:0]
-	src = skipSpace(src[1:])
-	for len(src) > 0 && src[0] != '}' {
-		if len(members) > 0 {
-			if src[0] != ',' {
-				return dst, src, errors.New("want , in an object")
-			}
-			src = skipSpace(src[1:])
-		}
-		key, rest, err := readString(src)
-		if err != nil {
-			return dst, src, err
-		}
-		rest = skipSpace(rest)
-		if len(rest) == 0 || rest[0] != ':' {
-			return dst, src, errors.New("want : in an object")
-		}
-		rest = skipSpace(rest[1:])
-		end, err := valueEnd(rest)
-		if err != nil {
-			return dst, src, err
-		}
-		members = append(members, member{key, rest[:end]})
-		src = skipSpace(rest[end:])
+	members, rest, err := objectMembers(buf[:0], src)
+	if err != nil {
+		return dst, src, err
 	}
-	if len(src) == 0 {
-		return dst, src, errors.New("unterminated object")
-	}
-	slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 	dst = append(dst, '{')
 	n := 0
 	for i, m := range members {
 		if i+1 < len(members) && bytes.Equal(members[i+1].key, m.key) {
 			continue // a repeated key: the last one counts, as in a map
 		}
-		sub, subDrop := fieldTree(nil), false
-		if t != nil {
-			named := false
-			sub, named = t[string(m.key)]
-			switch {
-			case !drop && !named, drop && named && sub == nil:
-				continue
-			case drop && !named:
-				sub = nil
-			default:
-				subDrop = drop && sub != nil
-			}
+		keep, sub, subDrop := memberShape(t, drop, m.key)
+		if !keep {
+			continue
 		}
 		if n > 0 {
 			dst = append(dst, ',')
 		}
 		n++
-		var err error
 		if dst, err = appendProtoString(dst, m.key); err != nil {
 			return dst, src, err
 		}
@@ -305,7 +268,62 @@ func appendObject(dst, src []byte, t fieldTree, drop bool) ([]byte, []byte, erro
 			return dst, src, err
 		}
 	}
-	return append(dst, '}'), src[1:], nil
+	return append(dst, '}'), rest, nil
+}
+
+// objectMembers appends to members the keys of the object at the start of
+// src, sorted (stably: of a repeated key, the last one counts); it returns
+// the rest of src.
+func objectMembers(members []member, src []byte) ([]member, []byte, error) {
+	src = skipSpace(src[1:])
+	first := len(members)
+	for len(src) > 0 && src[0] != '}' {
+		if len(members) > first {
+			if src[0] != ',' {
+				return members, src, errors.New("want , in an object")
+			}
+			src = skipSpace(src[1:])
+		}
+		key, rest, err := readString(src)
+		if err != nil {
+			return members, src, err
+		}
+		rest = skipSpace(rest)
+		if len(rest) == 0 || rest[0] != ':' {
+			return members, src, errors.New("want : in an object")
+		}
+		rest = skipSpace(rest[1:])
+		end, err := valueEnd(rest)
+		if err != nil {
+			return members, src, err
+		}
+		members = append(members, member{key, rest[:end]})
+		src = skipSpace(rest[end:])
+	}
+	if len(src) == 0 {
+		return members, src, errors.New("unterminated object")
+	}
+	slices.SortStableFunc(members[first:], func(a, b member) int { return bytes.Compare(a.key, b.key) })
+	return members, src[1:], nil
+}
+
+// memberShape says whether t (Argo's `fields`: paths to keep, or with
+// drop, to drop; nil: all) keeps the member key of an object, and the
+// tree to shape its value by: kept (with drop, dropped) whole where t
+// names the key with nothing under it, shaped by the sub-tree where t
+// names paths under it.
+func memberShape(t fieldTree, drop bool, key []byte) (keep bool, sub fieldTree, subDrop bool) {
+	if t == nil {
+		return true, nil, false
+	}
+	sub, named := t[string(key)]
+	switch {
+	case !drop && !named, drop && named && sub == nil:
+		return false, nil, false
+	case drop && !named:
+		return true, nil, false
+	}
+	return true, sub, drop && sub != nil
 }
 
 // valueEnd is the length of the JSON value at the start of src.

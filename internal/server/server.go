@@ -210,6 +210,9 @@ func New(opts Options) (*Server, error) {
 	if err := registerListStream(gw, wfs, svcs.archive); err != nil { // the lists, streamed (liststream.go)
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	if err := registerGetStream(gw, wfs, svcs.archive); err != nil { // one workflow, streamed (getstream.go)
+		return nil, fmt.Errorf("server: %w", err)
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -1,18 +1,21 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// gzipNodesAbove is the size of a node map's JSON from which an archive
-// stores it gzipped.
-const gzipNodesAbove = 4096
+// gzipNodesFrom is how many nodes an archive stores as plain JSON; more are
+// gzipped.
+const gzipNodesFrom = 16
 
 // ArchivedSummary is how every archive stores a workflow without its
 // nodes: its JSON with apiVersion and kind set and status.nodes left out.
@@ -28,30 +31,59 @@ func ArchivedSummary(wf *v1alpha1.Workflow) ([]byte, error) {
 }
 
 // ArchivedNodes is how every archive stores a workflow's nodes: their JSON,
-// gzipped when it is 4 KiB or more (the reader tells the forms apart by
-// gzip's magic number; JSON starts with '{'), or nil when there are none.
+// gzipped when there are more than gzipNodesFrom of them (the reader tells
+// the forms apart by gzip's magic number; JSON starts with '{'), or nil
+// when there are none. A big map is encoded one node at a time straight
+// into the compressor (keys sorted, as json.Marshal writes them), so
+// archiving a workflow of 100,000 nodes never holds their whole JSON.
 func ArchivedNodes(nodes v1alpha1.Nodes) ([]byte, error) {
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	b, err := json.Marshal(nodes)
-	if err != nil {
-		return nil, fmt.Errorf("encode nodes: %w", err)
-	}
-	if len(b) < gzipNodesAbove {
+	if len(nodes) <= gzipNodesFrom {
+		b, err := json.Marshal(nodes)
+		if err != nil {
+			return nil, fmt.Errorf("encode nodes: %w", err)
+		}
 		return b, nil
 	}
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err == nil {
-		if _, err = zw.Write(b); err == nil {
-			err = zw.Close()
-		}
+		err = writeNodes(zw, nodes)
+	}
+	if err == nil {
+		err = zw.Close()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("compress nodes: %w", err)
+		return nil, fmt.Errorf("encode nodes: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// writeNodes writes the JSON object of nodes one node at a time: the
+// tokens json.Marshal writes, with a newline after each key and value.
+func writeNodes(w io.Writer, nodes v1alpha1.Nodes) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	bw.WriteByte('{')
+	for i, id := range slices.Sorted(maps.Keys(nodes)) {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		n := nodes[id]
+		// Encode appends a newline, which JSON allows between tokens; the
+		// reader is encoding/json.
+		if err := enc.Encode(id); err != nil {
+			return err
+		}
+		bw.WriteByte(':')
+		if err := enc.Encode(&n); err != nil {
+			return err
+		}
+	}
+	bw.WriteByte('}')
+	return bw.Flush()
 }
 
 // DecodeArchived reads back what ArchivedSummary and ArchivedNodes wrote;

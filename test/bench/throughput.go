@@ -218,6 +218,15 @@ func (w big) run(bin, dir string) (bigResult, error) {
 	var res bigResult
 	home := filepath.Join(dir, "home-w7")
 	defer os.RemoveAll(home)
+	// One workflow of w.steps nodes and more: raise limits.maxNodes (50,000
+	// by default) past it.
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return res, err
+	}
+	limits := fmt.Sprintf("limits: {maxNodes: %d}\n", 2*w.steps+10)
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(limits), 0o600); err != nil {
+		return res, err
+	}
 	srv, err := startServer(bin, home, "", w.plain)
 	if err != nil {
 		return res, err
