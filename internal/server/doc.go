@@ -35,6 +35,13 @@
 //     REST as SSE or NDJSON (ARGO-API §3), calling the services directly;
 //   - crud.go, template.go, clustertemplate.go, cron.go: the other kinds;
 //   - archive.go, event.go: the archive and workflow event bindings;
+//   - liststream.go, getstream.go: REST lists and gets written as they are
+//     read: a list with no limit is read from the store in pages (in Argo's
+//     order, by index) and streamed item by item, a workflow's nodes one by
+//     one, so neither holds the whole response; bodylimit.go: request bodies
+//     over Kubernetes' 3 MiB get 413;
+//   - logs.go: logs read back from the end of the file for tailLines and
+//     limitBytes, and cut into entries of at most 256 KiB;
 //   - recover.go: the panic boundaries;
 //   - info.go: InfoService (version, info, userinfo); convert.go: objects <-> google.protobuf.Struct
 //     and the `fields` filter.

@@ -71,17 +71,9 @@ func (s *workflowServer) LintWorkflow(ctx context.Context, req *workflow.Workflo
 	return toStruct(wf)
 }
 
+// GetWorkflow answers a gRPC get (a REST get is streamed by serveGet).
 func (s *workflowServer) GetWorkflow(ctx context.Context, req *workflow.WorkflowGetRequest) (*structpb.Struct, error) {
-	wf, err := s.get(ctx, req.GetNamespace(), req.GetName())
-	uid := req.GetUid()
-	if err == nil && uid != "" && string(wf.GetUID()) != uid {
-		err = status.Errorf(codes.NotFound, "workflows.argoproj.io %q not found", req.GetName())
-	}
-	if isNotFound(err) {
-		if archived, ok := s.fromArchive(ctx, req.GetNamespace(), req.GetName(), uid); ok {
-			wf, err = archived, nil
-		}
-	}
+	wf, err := s.getRequested(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,13 @@
 //	    server runs with its defaults, TLS and client auth, and the
 //	    clients pin its certificate and send its local token, as the braid
 //	    CLI does (W7 too); -plain-server runs it without either
+//	W7: one workflow of 10,000 and 50,000 parallel steps through a server
+//	    (-w7-steps), with limits.maxNodes raised past them
+//	L1: 10,000 stored workflows (-l1-count); GET the whole list over REST
+//	    (names only, argo list's fields, everything): time to first byte,
+//	    total, body size and the server's peak RSS growth
+//	L2: a step that prints one 1 GiB line (-l2-size); GET its log with
+//	    tailLines and limitBytes: time, bytes and the server's RSS growth
 //	A1: a 1 GiB output artifact (-a1-size) saved to a real MinIO (bin/tools/minio,
 //	    built by hack/minio.sh build) and loaded by the next step, once with
 //	    archive none and once tar+gzip; wall time and braid's peak RSS
