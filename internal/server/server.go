@@ -137,6 +137,38 @@ func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
 		return nil, errors.New("server: Options.Store is required")
 	}
+	opts = opts.withDefaults()
+	s := &Server{opts: opts, log: opts.Logger, stopping: make(chan struct{})}
+
+	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
+	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
+
+	s.guard = &panicGuard{log: opts.Logger}
+	s.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(int(opts.MaxRequestBytes)),
+		grpc.ChainUnaryInterceptor(s.guard.unary, opts.Auth.UnaryInterceptor, s.versionHeader),
+		grpc.ChainStreamInterceptor(s.guard.stream, opts.Auth.StreamInterceptor, stopStreams(s.stopping)),
+	)
+	svcs := newKindServers(opts.Store, opts.Logger)
+	svcs.archive.forget = opts.ForgetWorkflow
+	workflow.RegisterWorkflowServiceServer(s.grpc, wfs)
+	info.RegisterInfoServiceServer(s.grpc, infos)
+	svcs.registerGRPC(s.grpc)
+
+	gw, err := s.gateway(wfs, infos, svcs)
+	if err != nil {
+		return nil, err
+	}
+	h, err := auth.Browser(opts.Auth.HTTP(s.mux(gw, wfs), opts.publicPaths()), opts.Browser)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.http = s.guard.http(h)
+	return s, nil
+}
+
+// withDefaults fills in the options left at their zero values.
+func (opts Options) withDefaults() Options {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -155,24 +187,20 @@ func New(opts Options) (*Server, error) {
 	if opts.Auth == nil {
 		opts.Auth = auth.ServerOnly()
 	}
-	s := &Server{opts: opts, log: opts.Logger, stopping: make(chan struct{})}
+	return opts
+}
 
-	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
-	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
-	routes := auth.GatewayRoutes()
+// publicPaths is HTTPAuth with the paths that are always public.
+func (opts Options) publicPaths() auth.HTTPConfig {
+	hc := opts.HTTPAuth
+	hc.Public = append(hc.Public, "/healthz", "/readyz", "/oauth2/")
+	return hc
+}
 
-	s.guard = &panicGuard{log: opts.Logger}
-	s.grpc = grpc.NewServer(
-		grpc.MaxRecvMsgSize(int(opts.MaxRequestBytes)),
-		grpc.ChainUnaryInterceptor(s.guard.unary, opts.Auth.UnaryInterceptor, s.versionHeader),
-		grpc.ChainStreamInterceptor(s.guard.stream, opts.Auth.StreamInterceptor, stopStreams(s.stopping)),
-	)
-	svcs := newKindServers(opts.Store, opts.Logger)
-	svcs.archive.forget = opts.ForgetWorkflow
-	workflow.RegisterWorkflowServiceServer(s.grpc, wfs)
-	info.RegisterInfoServiceServer(s.grpc, infos)
-	svcs.registerGRPC(s.grpc)
-
+// gateway is the REST side of the services: the generated handlers, then
+// the streams and the streamed lists and gets that replace some of them.
+func (s *Server) gateway(wfs *workflowServer, infos *infoServer, svcs *kindServers) (*runtime.ServeMux, error) {
+	opts := s.opts
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &compactJSONPb{runtime.JSONPb{
 			// Argo encodes responses with encoding/json on types without
@@ -187,7 +215,7 @@ func New(opts Options) (*Server, error) {
 		// name "a/b" is a name, not two segments that may match another
 		// route) and reaches the handler still escaped.
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
-		runtime.WithMiddlewares(opts.Auth.GatewayMiddleware(routes)),
+		runtime.WithMiddlewares(opts.Auth.GatewayMiddleware(auth.GatewayRoutes())),
 		runtime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
 			w.Header().Set("Grpc-Metadata-Argo-Version", opts.Version.Version)
 			return nil
@@ -213,24 +241,18 @@ func New(opts Options) (*Server, error) {
 	if err := registerGetStream(gw, wfs, svcs.archive); err != nil { // one workflow, streamed (getstream.go)
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	return gw, nil
+}
 
+// mux is the HTTP side before authentication: the health checks, the API
+// under its body limits, the artifact downloads and the landing page.
+func (s *Server) mux(gw *runtime.ServeMux, wfs *workflowServer) *http.ServeMux {
+	opts := s.opts
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !s.serving.Load() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
-		}
-		if opts.Ready != nil {
-			if err := opts.Ready(); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("/readyz", s.readyz)
 	limit := opts.MaxRequestBytes
 	mux.Handle("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/api/v1/events/") {
@@ -255,14 +277,23 @@ func New(opts Options) (*Server, error) {
 	if opts.SSO != nil {
 		mux.Handle("/oauth2/", opts.SSO)
 	}
-	hc := opts.HTTPAuth
-	hc.Public = append(hc.Public, "/healthz", "/readyz", "/oauth2/")
-	h, err := auth.Browser(opts.Auth.HTTP(mux, hc), opts.Browser)
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+	return mux
+}
+
+// readyz answers 503 until the server serves and Options.Ready (the
+// controller's start-up recovery) returns nil.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if !s.serving.Load() {
+		http.Error(w, "not ready", http.StatusServiceUnavailable)
+		return
 	}
-	s.http = s.guard.http(h)
-	return s, nil
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	_, _ = w.Write([]byte("ok\n"))
 }
 
 // Handler returns the HTTP/1.1 side (REST, /healthz, /readyz) on its own,
