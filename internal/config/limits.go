@@ -3,6 +3,9 @@ package config
 import (
 	"fmt"
 	"time"
+
+	"github.com/braidwf/braid/internal/engine"
+	"github.com/braidwf/braid/internal/expr"
 )
 
 // Limits bound what one workflow may make the server build, under the
@@ -40,16 +43,17 @@ type Limits struct {
 	QuarantineAfterCrashes int `json:"quarantineAfterCrashes,omitempty"`
 }
 
-// DefaultLimits are the limits of the fields left at zero.
+// DefaultLimits are the limits of the fields left at zero: the engine's
+// and the expression evaluator's own defaults, so both say them once.
 var DefaultLimits = Limits{
-	MaxNodes:               50000,
-	MaxDepth:               100,
-	MaxLoopItems:           100000,
-	MaxParameterBytes:      1 << 20,
-	MaxResultBytes:         256 << 10,
-	MaxExpressionBytes:     1 << 20,
-	ExpressionTimeout:      "1s",
-	MaxNodesPerPass:        2000,
+	MaxNodes:               engine.DefaultMaxNodes,
+	MaxDepth:               engine.DefaultMaxDepth,
+	MaxLoopItems:           engine.DefaultMaxLoopItems,
+	MaxParameterBytes:      engine.DefaultMaxParameterBytes,
+	MaxResultBytes:         engine.DefaultMaxResultBytes,
+	MaxExpressionBytes:     int(expr.DefaultBudget.Bytes),
+	ExpressionTimeout:      expr.DefaultBudget.Time.String(),
+	MaxNodesPerPass:        engine.DefaultMaxNodesPerPass,
 	QuarantineAfterCrashes: 3,
 }
 

@@ -88,8 +88,8 @@ type Limits struct {
 	Expression expr.Budget
 }
 
-// The defaults of Limits' fields; internal/config.DefaultLimits holds the
-// same values for config.yaml.
+// The defaults of Limits' fields; internal/config.DefaultLimits takes them
+// for config.yaml.
 const (
 	DefaultMaxNodes          = 50000
 	DefaultMaxDepth          = 100

@@ -11,13 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
-
-	wfapi "github.com/braidwf/braid/pkg/apiclient/workflow"
 )
 
 // listMem is L1: a real braid server holds count workflows, each suspended
@@ -84,7 +80,7 @@ func (w listMem) run(bin, dir string) ([]listMemResult, time.Duration, error) {
 		return nil, 0, err
 	}
 	start := time.Now()
-	if err := w.createAll(ctx, srv.client); err != nil {
+	if err := createAll(ctx, srv.client, w.count, w.clients, l1Workflow); err != nil {
 		return nil, 0, err
 	}
 	created := time.Since(start)
@@ -112,32 +108,6 @@ func (w listMem) run(bin, dir string) ([]listMemResult, time.Duration, error) {
 		out = append(out, r)
 	}
 	return out, created, nil
-}
-
-// createAll creates the workflows from w.clients goroutines.
-func (w listMem) createAll(ctx context.Context, client wfapi.WorkflowServiceClient) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, w.clients)
-	for range w.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(w.count) {
-					return
-				}
-				if _, err := client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: l1Workflow(i)}); err != nil {
-					errs <- fmt.Errorf("create %d: %w", i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
 
 // l1Workflow suspends at its only step: it gets a node and runs nothing.
@@ -204,7 +174,7 @@ func cpuTime(pid int) time.Duration {
 func getList(ctx context.Context, srv *benchServer, fields string, baseline int64) (listMemResult, error) {
 	var r listMemResult
 	pid := srv.pid()
-	r.hwmReset = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
+	r.hwmReset = resetPeakRSS(pid)
 	path := "/api/v1/workflows/default"
 	if fields != "" {
 		path += "?fields=" + url.QueryEscape(fields)
@@ -297,6 +267,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	c.n += int64(n)
 	return n, err
+}
+
+// resetPeakRSS sets a live process's VmHWM back to its current RSS; false
+// when the kernel refuses.
+func resetPeakRSS(pid int) bool {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
 }
 
 // procStatusKiB reads a "kB" field of a live process's /proc/<pid>/status.

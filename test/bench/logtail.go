@@ -127,7 +127,7 @@ func l2Workflow(size int64) *structpb.Struct {
 // to the end of the body, its size, and the server's RSS growth.
 func getLog(ctx context.Context, srv *benchServer, query string) (took time.Duration, n, growthKiB int64, reset bool, err error) {
 	pid := srv.pid()
-	reset = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
+	reset = resetPeakRSS(pid)
 	before := procStatusKiB(pid, "VmRSS:")
 	path := "/api/v1/workflows/default/l2/log?logOptions.container=main&" + query
 	start := time.Now()

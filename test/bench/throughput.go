@@ -60,7 +60,7 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 	}
 
 	start := time.Now()
-	if err := w.submitAll(ctx, client); err != nil {
+	if err := createAll(ctx, client, w.count, w.clients, w6Workflow); err != nil {
 		return res, err
 	}
 	if err := waitCompleted(ctx, client, w.count); err != nil {
@@ -72,21 +72,22 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 	return res, nil
 }
 
-// submitAll creates the workflows from w.clients goroutines.
-func (w throughput) submitAll(ctx context.Context, client wfapi.WorkflowServiceClient) error {
+// createAll creates count workflows, mk(0) to mk(count-1), from clients
+// goroutines at once; it returns the first error.
+func createAll(ctx context.Context, client wfapi.WorkflowServiceClient, count, clients int, mk func(int64) *structpb.Struct) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, w.clients)
-	for range w.clients {
+	errs := make(chan error, clients)
+	for range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := next.Add(1) - 1
-				if i >= int64(w.count) {
+				if i >= int64(count) {
 					return
 				}
-				if _, err := client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: w6Workflow(i)}); err != nil {
+				if _, err := client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: mk(i)}); err != nil {
 					errs <- fmt.Errorf("create %d: %w", i, err)
 					return
 				}
@@ -176,19 +177,7 @@ func why(ctx context.Context, client wfapi.WorkflowServiceClient, name string) s
 }
 
 // peakRSS reads a live process's peak resident set (VmHWM) in KiB.
-func peakRSS(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb
-		}
-	}
-	return 0
-}
+func peakRSS(pid int) int64 { return procStatusKiB(pid, "VmHWM:") }
 
 func freeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
