@@ -111,8 +111,10 @@ func keyFormat(repo *v1alpha1.ArtifactRepository) (string, error) {
 		return repo.HDFS.PathFormat, nil
 	case repo.Azure != nil:
 		return repo.Azure.BlobNameFormat, nil
+	case repo.Plugin != nil:
+		return repo.Plugin.KeyFormat, nil
 	}
-	return "", fmt.Errorf("the artifact repository sets no location (s3, file, gcs, oss, artifactory, hdfs or azure)")
+	return "", fmt.Errorf("the artifact repository sets no location (s3, file, gcs, oss, artifactory, hdfs, azure or plugin)")
 }
 
 // OutputLocation is where the output artifact artName of the step whose key is key is saved in repo:
@@ -147,6 +149,8 @@ func OutputLocation(repo *v1alpha1.ArtifactRepository, key string, artName strin
 		loc.HDFS = &v1alpha1.HDFSArtifact{HDFSConfig: *repo.HDFS.HDFSConfig.DeepCopy(), Path: "/" + k, Force: repo.HDFS.Force}
 	case repo.Azure != nil:
 		loc.Azure = &v1alpha1.AzureArtifact{AzureBlobContainer: *repo.Azure.AzureBlobContainer.DeepCopy(), Blob: k}
+	case repo.Plugin != nil:
+		loc.Plugin = &v1alpha1.PluginArtifact{Name: repo.Plugin.Name, Configuration: repo.Plugin.Configuration, Key: k}
 	}
 	return loc
 }

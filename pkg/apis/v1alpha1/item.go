@@ -27,7 +27,7 @@ const (
 // +kubebuilder:pruning:PreserveUnknownFields
 type Item struct {
 	// Value is the item's JSON text.
-	Value json.RawMessage `json:"-"`
+	Value json.RawMessage `json:"-" protobuf:"bytes,1,opt,name=value"`
 }
 
 // NewItem returns the Item holding the JSON encoding of v.

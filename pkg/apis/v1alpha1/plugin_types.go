@@ -13,7 +13,7 @@ import (
 // +kubebuilder:pruning:PreserveUnknownFields
 type Object struct {
 	// Value is the object's JSON text.
-	Value json.RawMessage `json:"-"`
+	Value json.RawMessage `json:"-" protobuf:"bytes,1,opt,name=value"`
 }
 
 // MarshalJSON writes the object's JSON text ({} when empty).
@@ -44,5 +44,5 @@ func (o *Object) UnmarshalJSON(data []byte) error {
 // +kubebuilder:validation:Type=object
 // +kubebuilder:pruning:PreserveUnknownFields
 type Plugin struct {
-	Object `json:",inline"`
+	Object `json:",inline" protobuf:"bytes,1,opt,name=object"`
 }

@@ -10,9 +10,9 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:resource:shortName=wftmpl
 type WorkflowTemplate struct {
 	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Spec WorkflowSpec `json:"spec"`
+	Spec WorkflowSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 }
 
 // WorkflowTemplateList is a list of WorkflowTemplates.
@@ -20,9 +20,9 @@ type WorkflowTemplate struct {
 // +kubebuilder:object:root=true
 type WorkflowTemplateList struct {
 	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Items []WorkflowTemplate `json:"items"`
+	Items []WorkflowTemplate `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // ClusterWorkflowTemplate is a cluster-scoped WorkflowTemplate, referenced
@@ -32,9 +32,9 @@ type WorkflowTemplateList struct {
 // +kubebuilder:resource:scope=Cluster,shortName=clusterwftmpl;cwft;cwftmpl
 type ClusterWorkflowTemplate struct {
 	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Spec WorkflowSpec `json:"spec"`
+	Spec WorkflowSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 }
 
 // ClusterWorkflowTemplateList is a list of ClusterWorkflowTemplates.
@@ -42,7 +42,7 @@ type ClusterWorkflowTemplate struct {
 // +kubebuilder:object:root=true
 type ClusterWorkflowTemplateList struct {
 	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Items []ClusterWorkflowTemplate `json:"items"`
+	Items []ClusterWorkflowTemplate `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
