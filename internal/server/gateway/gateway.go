@@ -69,7 +69,6 @@ type handler struct {
 	route  rest.Route
 	opts   Options
 	req    reflect.Type // the request's pointer type
-	body   *fieldPath   // the body's field, for Body other than "" and "*"
 }
 
 func newHandler(mux *runtime.ServeMux, m grpc.MethodDesc, impl any, rt rest.Route, opts Options) (*handler, error) {
@@ -86,21 +85,8 @@ func newHandler(mux *runtime.ServeMux, m grpc.MethodDesc, impl any, rt rest.Rout
 		return nil, err
 	}
 	h := &handler{mux: mux, method: m, impl: impl, route: rt, opts: opts, req: req}
-	vars, err := patternVars(rt.Pattern)
-	if err != nil {
+	if err := rest.Check(req, rt.Pattern, rt.Body); err != nil {
 		return nil, err
-	}
-	for _, v := range vars {
-		if _, err := resolveVar(req.Elem(), v); err != nil {
-			return nil, err
-		}
-	}
-	if rt.Body != "" && rt.Body != "*" {
-		p, ok := lookup(req.Elem(), rt.Body)
-		if !ok {
-			return nil, fmt.Errorf("body %q: %s has no such field", rt.Body, req.Elem())
-		}
-		h.body = &p
 	}
 	return h, nil
 }
@@ -197,7 +183,7 @@ func (h *handler) decoder(r *http.Request, params map[string]string) (func(any) 
 		if err := h.decodeBody(in, body); err != nil {
 			return err
 		}
-		return Bind(in, params, form)
+		return rest.Bind(in, params, form)
 	}, nil
 }
 
@@ -207,13 +193,9 @@ func (h *handler) decodeBody(in any, body []byte) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	target := in
-	if h.body != nil {
-		f, ok := fieldAt(reflect.ValueOf(in).Elem(), *h.body, true)
-		if !ok || !f.CanAddr() {
-			return status.Errorf(codes.Internal, "gateway: cannot set the body field %q", h.route.Body)
-		}
-		target = f.Addr().Interface()
+	target, err := rest.BodyTarget(in, h.route.Body)
+	if err != nil {
+		return status.Errorf(codes.Internal, "gateway: %v", err)
 	}
 	if err := json.Unmarshal(body, target); err != nil {
 		return status.Error(codes.InvalidArgument, "request body is not valid JSON for this request: "+jsonMessage(err))

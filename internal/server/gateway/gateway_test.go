@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
 type response struct {
@@ -205,7 +207,7 @@ func TestQueryBindsEveryLeafKind(t *testing.T) {
 		Fields: "items.metadata.name,-items.status", Flag: true, FlagPtr: ptrTo(false),
 		Small: -128, Count: 2147483647, Port: 65535, Big: 18446744073709551615, Ratio: 0.25, Ratio32: 1000,
 		IntPtr: ptrTo[int64](0), Tags: []string{"a", "b b", ""}, Counts: []int32{3, -4}, Phase: corev1.PodRunning,
-		Since: metav1.Time{Time: since}, Level: 2, LevelPtr: ptrTo[level](1), Raw: []byte("hi"),
+		Since: metav1.Time{Time: since}, Level: 2, LevelPtr: ptrTo[Level](1), Raw: []byte("hi"),
 		Paging:     Paging{Extra: "inlined"},
 		DeleteOpts: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrTo(types.UID("u-1"))}, GracePeriodSeconds: ptrTo[int64](30), DryRun: []string{"All"}},
 	}

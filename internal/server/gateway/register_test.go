@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/braidwf/braid/pkg/apiclient/rest"
+	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
 func TestRegisterRefusesRoutesItCannotServe(t *testing.T) {
@@ -34,13 +35,13 @@ func TestRegisterRefusesRoutesItCannotServe(t *testing.T) {
 	}{
 		{&thingDesc, route("Missing", "GET", "/x", ""), "service test.ThingService has no unary method Missing"},
 		{&thingDesc, route("WatchThings", "GET", "/x", ""), "has no unary method WatchThings"}, // a stream, not flagged
-		{&thingDesc, route("GetThing", "GET", "/x/{nope}", ""), "path variable {nope}: gateway.GetThingRequest has no such field"},
+		{&thingDesc, route("GetThing", "GET", "/x/{nope}", ""), "path variable {nope}: resttest.GetThingRequest has no such field"},
 		{&thingDesc, route("GetThing", "GET", "/x/{getOptions}", ""), "path variable {getOptions}: a *v1.GetOptions is not one value"},
 		{&thingDesc, route("ListThings", "GET", "/x/{tags}", ""), "path variable {tags}: a []string is not one value"},
 		{&thingDesc, route("GetThing", "GET", "/x/{name}", "*"), "a GET has no body"},
 		{&thingDesc, route("GetThing", "HEAD", "/x/{name}", ""), `HTTP method "HEAD"`},
 		{&thingDesc, route("UpdateThing", "PUT", "/x/{name", "thing"), "unclosed {"},
-		{&thingDesc, route("UpdateThing", "PUT", "/x", "nothing"), `body "nothing": gateway.UpdateThingRequest has no such field`},
+		{&thingDesc, route("UpdateThing", "PUT", "/x", "nothing"), `body "nothing": resttest.UpdateThingRequest has no such field`},
 		{&thingDesc, route("GetThing", "GET", "x/{name}", ""), "parsing path pattern"},
 		{&noDecode, bad("Skips", "GET", "/x", ""), "the handler of Skips did not decode a request"},
 		{&noDecode, bad("Scalar", "GET", "/x", ""), "the request of Scalar is a *string, not a pointer to a struct"},

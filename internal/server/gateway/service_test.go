@@ -15,108 +15,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/pkg/apiclient/rest"
+	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
 // The test service: request structs as the generated ones will be (json
 // and protobuf tags, k8s option types), a hand-written ServiceDesc, and an
 // implementation that echoes each request back.
-
-type Thing struct {
-	Metadata metav1.ObjectMeta `json:"metadata"`
-	Spec     string            `json:"spec,omitempty"`
-}
-
-type GetThingRequest struct {
-	Namespace  string             `json:"namespace,omitempty" protobuf:"bytes,1,opt,name=namespace,proto3"`
-	Name       string             `json:"name,omitempty" protobuf:"bytes,2,opt,name=name,proto3"`
-	GetOptions *metav1.GetOptions `json:"getOptions,omitempty" protobuf:"bytes,3,opt,name=get_options,json=getOptions,proto3"`
-	Fields     string             `json:"fields,omitempty" protobuf:"bytes,4,opt,name=fields,proto3"`
-}
-
-// level parses itself from text (encoding.TextUnmarshaler).
-type level int
-
-func (l *level) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "low":
-		*l = 1
-	case "high":
-		*l = 2
-	default:
-		return errors.New("want low or high")
-	}
-	return nil
-}
-
-func (l level) MarshalText() ([]byte, error) {
-	switch l {
-	case 1:
-		return []byte("low"), nil
-	case 2:
-		return []byte("high"), nil
-	}
-	return nil, fmt.Errorf("level %d has no name", int(l))
-}
-
-type Paging struct {
-	Extra string `json:"extra,omitempty"`
-}
-
-type ListThingsRequest struct {
-	Namespace   string                 `json:"namespace,omitempty" protobuf:"bytes,1,opt,name=namespace,proto3"`
-	ListOptions *metav1.ListOptions    `json:"listOptions,omitempty" protobuf:"bytes,2,opt,name=list_options,json=listOptions,proto3"`
-	LogOptions  *corev1.PodLogOptions  `json:"logOptions,omitempty" protobuf:"bytes,3,opt,name=log_options,json=logOptions,proto3"`
-	Fields      string                 `json:"fields,omitempty"`
-	Flag        bool                   `json:"flag,omitempty"`
-	FlagPtr     *bool                  `json:"flagPtr,omitempty"`
-	Small       int8                   `json:"small,omitempty"`
-	Count       int32                  `json:"count,omitempty"`
-	Port        uint16                 `json:"port,omitempty"`
-	Big         uint64                 `json:"big,omitempty"`
-	Ratio       float64                `json:"ratio,omitempty"`
-	Ratio32     float32                `json:"ratio32,omitempty"`
-	IntPtr      *int64                 `json:"intPtr,omitempty"`
-	Tags        []string               `json:"tags,omitempty"`
-	Counts      []int32                `json:"counts,omitempty"`
-	Phase       corev1.PodPhase        `json:"phase,omitempty"`
-	Since       metav1.Time            `json:"since,omitzero"`
-	Level       level                  `json:"level,omitempty"`
-	LevelPtr    *level                 `json:"levelPtr,omitempty"`
-	Raw         []byte                 `json:"raw,omitempty"`
-	Paging      `json:",inline"`       // flattened: "extra"
-	Labels      map[string]string      `json:"labels,omitempty"`
-	Ignored     string                 `json:"-"`
-	DeleteOpts  *metav1.DeleteOptions  `json:"deleteOptions,omitempty"`
-	Selector    *metav1.LabelSelector  `json:"selector,omitempty"`
-	Conditions  []metav1.Condition     `json:"conditions,omitempty"`
-	Annotations map[string]interface{} `json:"annotations,omitempty"`
-}
-
-type DeleteThingRequest struct {
-	Namespace     string                `json:"namespace,omitempty"`
-	Name          string                `json:"name,omitempty"`
-	DeleteOptions *metav1.DeleteOptions `json:"deleteOptions,omitempty" protobuf:"bytes,3,opt,name=delete_options,json=deleteOptions,proto3"`
-	Force         bool                  `json:"force,omitempty"`
-}
-
-type CreateThingRequest struct {
-	Namespace string `json:"namespace,omitempty"`
-	Thing     *Thing `json:"thing,omitempty"`
-	Dry       bool   `json:"dry,omitempty"`
-}
-
-type UpdateThingRequest struct {
-	Namespace string `json:"namespace,omitempty"`
-	Thing     *Thing `json:"thing,omitempty" protobuf:"bytes,2,opt,name=the_thing,json=thing,proto3"`
-}
-
-type FailRequest struct {
-	Code uint32 `json:"code,omitempty"`
-}
 
 // Echo is every method's response: the request it got, and what its
 // context carried.

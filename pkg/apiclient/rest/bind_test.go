@@ -1,6 +1,7 @@
-package gateway
+package rest
 
 import (
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
 func TestBindErrorsAreInvalidArgumentAndSetNothing(t *testing.T) {
@@ -132,4 +135,20 @@ func FuzzBind(f *testing.F) {
 			t.Fatalf("not stable: %q %q, then %q %q (%v)", path, q2.Encode(), path3, q3.Encode(), err)
 		}
 	})
+}
+
+// sameJSON fails when got and want differ as JSON.
+func sameJSON(t *testing.T, got, want any) {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(g) != string(w) {
+		t.Errorf("got  %s\nwant %s", g, w)
+	}
 }

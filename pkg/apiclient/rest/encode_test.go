@@ -1,35 +1,17 @@
-package gateway
+package rest
 
 import (
-	"math"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+
+	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
-func fullList() *ListThingsRequest {
-	fg := metav1.DeletePropagationForeground
-	return &ListThingsRequest{
-		Namespace:   "ns/1 x",
-		ListOptions: &metav1.ListOptions{LabelSelector: "app in (a, b),!c", Limit: 5, TimeoutSeconds: ptrTo[int64](0)},
-		LogOptions: &corev1.PodLogOptions{Container: "main", Follow: true, TailLines: ptrTo[int64](-1),
-			SinceTime: &metav1.Time{Time: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)}},
-		Fields: "items.metadata.name", Flag: true, FlagPtr: ptrTo(false), Small: -3, Count: 1 << 30, Port: 8080,
-		Big: math.MaxUint64, Ratio: 0.1, Ratio32: 2.5, IntPtr: ptrTo[int64](0), Tags: []string{"x", "", "y+z"},
-		Counts: []int32{1, -2}, Phase: corev1.PodFailed, Since: metav1.Time{Time: time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)},
-		Level: 2, LevelPtr: ptrTo[level](1), Raw: []byte{0, 0xff}, Paging: Paging{Extra: "e&e=e"},
-		DeleteOpts: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrTo(types.UID("u"))},
-			PropagationPolicy: &fg, DryRun: []string{"All"}},
-	}
-}
-
 func TestEncode(t *testing.T) {
-	in := fullList()
+	in := FullList()
 	in.Selector = &metav1.LabelSelector{} // all unset: sends nothing (Bind leaves it nil)
 	path, q, err := Encode(in, "/api/v1/things/{namespace}")
 	if err != nil {
@@ -77,7 +59,7 @@ func TestEncodeThenBind(t *testing.T) {
 		pattern string
 		in, out any
 	}{
-		{"/api/v1/things/{namespace}", fullList(), &ListThingsRequest{}},
+		{"/api/v1/things/{namespace}", FullList(), &ListThingsRequest{}},
 		{"/api/v1/things/{namespace}", &ListThingsRequest{}, &ListThingsRequest{}},
 		{"/api/v1/things/{namespace}/{name}", &GetThingRequest{Namespace: "", Name: "a/b%2F c?d#e", Fields: "-x"}, &GetThingRequest{}},
 		{"/api/v1/things/{namespace}/{name}", &DeleteThingRequest{Namespace: "n", Name: "..", Force: true,
@@ -91,28 +73,6 @@ func TestEncodeThenBind(t *testing.T) {
 		if err := Bind(c.out, pathParams(t, c.pattern, path), q); err != nil {
 			t.Fatal(err)
 		}
-		sameJSON(t, c.out, c.in)
-	}
-}
-
-// TestEncodeThroughTheMux sends what Encode makes to the real mux.
-func TestEncodeThroughTheMux(t *testing.T) {
-	base := serve(t, testMux(t))
-	for _, c := range []struct {
-		verb, pattern string
-		in, out       any
-	}{
-		{"GET", "/api/v1/things/{namespace}", fullList(), &ListThingsRequest{}},
-		{"GET", "/api/v1/things/{namespace}/{name}", &GetThingRequest{Namespace: "n s", Name: "a/b%2F c?d#e+f;g",
-			GetOptions: &metav1.GetOptions{ResourceVersion: "0"}}, &GetThingRequest{}},
-		{"DELETE", "/api/v1/things/{namespace}/{name}", &DeleteThingRequest{Namespace: "n", Name: "✓",
-			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: ptrTo("")}}}, &DeleteThingRequest{}},
-	} {
-		path, q, err := Encode(c.in, c.pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		echoed(t, call(t, c.verb, base+path+"?"+q.Encode(), ""), c.out)
 		sameJSON(t, c.out, c.in)
 	}
 }
@@ -161,3 +121,5 @@ func TestPath(t *testing.T) {
 		t.Errorf("nil thing: %q, %v", got, err)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
