@@ -16,7 +16,7 @@ FUZZTIME ?= 60s
 BENCHCOUNT ?= 6
 
 .PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean \
-	minio-up minio-down kube-up kube-down kube-images bench-kube
+	minio-up minio-down kube-up kube-down kube-images bench-kube compat
 
 all: build
 
@@ -24,12 +24,13 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/braid
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(dir $(BIN))braid-nsinit ./internal/runtime/local/nsinit
 
-## test: every test, after starting what the tests need (hack/test-deps.sh; hack/kube/test.sh brings up a one-node Kubernetes and PostgreSQL for the Kubernetes backend's tests and stops them).
+## test: every test (test/compat drives the server with Argo's own Go client, in a module of its own), after starting what the tests need (hack/test-deps.sh; hack/kube/test.sh brings up a one-node Kubernetes and PostgreSQL for the Kubernetes backend's tests and stops them).
 test: vet fmt-check verify-generated
 	./hack/test-deps.sh
 	BRAID_REQUIRE_MINIO=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
+	cd test/compat && BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 15m ./...
 	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_SSO=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
 	./hack/manifests.sh --check
 	./hack/kube/test.sh $(BIN)
@@ -82,8 +83,13 @@ bench: build
 bench-kube: build
 	KUBECONFIG=$$(./hack/kube/up.sh | tail -1 | sed 's/^export KUBECONFIG=//') $(GO) run ./test/bench/kube -braid $(BIN)
 
+## compat: Argo's Go client (test/compat, a module of its own) against braid server, over gRPC and HTTP/1.
+compat: build
+	cd test/compat && BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 15m ./...
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadValidate$$' -fuzztime $(FUZZTIME) ./internal/spec/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeWorkflow$$' -fuzztime $(FUZZTIME) ./pkg/wirecodec/
 
 generate:
 	./hack/gen.sh

@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Fails when the generated DeepCopy code or CRDs differ from what the types
-# generate now. It regenerates in place, so after a failure the tree holds the
-# fresh files, ready to commit.
+# Fails when a generated file differs from what its sources generate now:
+# the DeepCopy code and CRDs (hack/gen.sh), and the protos and API code
+# (hack/protogen.sh: api/proto/third_party, api/proto/braid/v1alpha1 and
+# pkg/apiclient/<svc>/*.msg.go, routes.gen.go, *_grpc.pb.go). A generated file
+# that should not exist (left over from a deleted proto) counts as stale too.
+# It regenerates in place, so after a failure the tree holds the fresh files,
+# ready to commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=(pkg/apis/v1alpha1/zz_generated.deepcopy.go manifests/base/crds/*.yaml)
-before=$(sha256sum "${files[@]}")
+
+generated() {
+  {
+    ls pkg/apis/v1alpha1/zz_generated.deepcopy.go manifests/base/crds/*.yaml
+    find api/proto/third_party api/proto/braid/v1alpha1 -type f
+    find pkg/apiclient -type f \( -name '*.pb.go' -o -name '*.pb.gw.go' -o -name '*.msg.go' -o -name 'routes.gen.go' \)
+  } | LC_ALL=C sort | xargs sha256sum
+}
+
+before=$(generated)
 ./hack/gen.sh
-after=$(sha256sum pkg/apis/v1alpha1/zz_generated.deepcopy.go manifests/base/crds/*.yaml)
+./hack/protogen.sh
+after=$(generated)
 if [ "$before" != "$after" ]; then
   echo "generated files were stale and have been regenerated: review and commit them" >&2
   diff <(echo "$before") <(echo "$after") >&2 || true

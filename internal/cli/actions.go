@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
@@ -95,7 +94,7 @@ func (f selectFlags) names(ctx context.Context, sess *session, args []string) ([
 }
 
 // shutdownCommand is stop or terminate.
-func shutdownCommand(s streams, g *globalFlags, verb string, call func(context.Context, *session, string, string, string) (*structpb.Struct, error)) *cobra.Command {
+func shutdownCommand(s streams, g *globalFlags, verb string, call func(context.Context, *session, string, string, string) (*v1alpha1.Workflow, error)) *cobra.Command {
 	var sf selectFlags
 	var dryRun bool
 	var message, nodeSelector string
@@ -116,11 +115,7 @@ func shutdownCommand(s streams, g *globalFlags, verb string, call func(context.C
 						fmt.Fprintf(s.out, "workflow %s %s (dry-run)\n", name, pastTense(verb))
 						continue
 					}
-					res, err := call(ctx, sess, name, sel, message)
-					if err != nil {
-						return err
-					}
-					wf, err := decodeWorkflow(res)
+					wf, err := call(ctx, sess, name, sel, message)
 					if err != nil {
 						return err
 					}
@@ -147,7 +142,7 @@ func pastTense(verb string) string {
 }
 
 func newStopCommand(s streams, g *globalFlags) *cobra.Command {
-	cmd := shutdownCommand(s, g, "stop", func(ctx context.Context, sess *session, name, sel, msg string) (*structpb.Struct, error) {
+	cmd := shutdownCommand(s, g, "stop", func(ctx context.Context, sess *session, name, sel, msg string) (*v1alpha1.Workflow, error) {
 		return sess.Workflow.StopWorkflow(ctx, &workflow.WorkflowStopRequest{Name: name, Namespace: sess.namespace, NodeFieldSelector: sel, Message: msg})
 	})
 	cmd.Short = "stop zero or more workflows allowing all exit handlers to run"
@@ -156,7 +151,7 @@ func newStopCommand(s streams, g *globalFlags) *cobra.Command {
 }
 
 func newTerminateCommand(s streams, g *globalFlags) *cobra.Command {
-	cmd := shutdownCommand(s, g, "terminate", func(ctx context.Context, sess *session, name, _, _ string) (*structpb.Struct, error) {
+	cmd := shutdownCommand(s, g, "terminate", func(ctx context.Context, sess *session, name, _, _ string) (*v1alpha1.Workflow, error) {
 		return sess.Workflow.TerminateWorkflow(ctx, &workflow.WorkflowTerminateRequest{Name: name, Namespace: sess.namespace})
 	})
 	cmd.Short = "terminate zero or more workflows immediately"

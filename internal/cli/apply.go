@@ -12,11 +12,10 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/event"
@@ -296,50 +295,50 @@ func (a *applyRun) applierFor(ctx context.Context, d *spec.Document) (*applier, 
 	switch d.Kind {
 	case "Workflow":
 		return &applier{
-			get: apiGet[v1alpha1.Workflow](func(ns, name string) (*structpb.Struct, error) {
+			get: apiGet(func(ns, name string) (*v1alpha1.Workflow, error) {
 				return sess.Workflow.GetWorkflow(ctx, &workflow.WorkflowGetRequest{Name: name, Namespace: ns})
 			}),
-			create: apiWrite[v1alpha1.Workflow](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-				return sess.Workflow.CreateWorkflow(ctx, &workflow.WorkflowCreateRequest{Namespace: o.GetNamespace(), Workflow: body, CreateOptions: &workflow.CreateOptions{}})
+			create: apiWrite(func(body *v1alpha1.Workflow) (*v1alpha1.Workflow, error) {
+				return sess.Workflow.CreateWorkflow(ctx, &workflow.WorkflowCreateRequest{Namespace: body.Namespace, Workflow: body, CreateOptions: &metav1.CreateOptions{}})
 			}),
 		}, nil
 	case "WorkflowTemplate":
 		api := sess.WorkflowTemplate
 		return &applier{
-			get: apiGet[v1alpha1.WorkflowTemplate](func(ns, name string) (*structpb.Struct, error) {
+			get: apiGet(func(ns, name string) (*v1alpha1.WorkflowTemplate, error) {
 				return api.GetWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateGetRequest{Name: name, Namespace: ns})
 			}),
-			create: apiWrite[v1alpha1.WorkflowTemplate](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-				return api.CreateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateCreateRequest{Namespace: o.GetNamespace(), Template: body, CreateOptions: &workflow.CreateOptions{}})
+			create: apiWrite(func(body *v1alpha1.WorkflowTemplate) (*v1alpha1.WorkflowTemplate, error) {
+				return api.CreateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateCreateRequest{Namespace: body.Namespace, Template: body, CreateOptions: &metav1.CreateOptions{}})
 			}),
-			update: apiWrite[v1alpha1.WorkflowTemplate](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-				return api.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{Name: o.GetName(), Namespace: o.GetNamespace(), Template: body})
+			update: apiWrite(func(body *v1alpha1.WorkflowTemplate) (*v1alpha1.WorkflowTemplate, error) {
+				return api.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{Name: body.Name, Namespace: body.Namespace, Template: body})
 			}),
 		}, nil
 	case "ClusterWorkflowTemplate":
 		api := sess.ClusterWorkflowTemplate
 		return &applier{
-			get: apiGet[v1alpha1.ClusterWorkflowTemplate](func(_, name string) (*structpb.Struct, error) {
+			get: apiGet(func(_, name string) (*v1alpha1.ClusterWorkflowTemplate, error) {
 				return api.GetClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest{Name: name})
 			}),
-			create: apiWrite[v1alpha1.ClusterWorkflowTemplate](func(_ spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-				return api.CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{Template: body, CreateOptions: &workflow.CreateOptions{}})
+			create: apiWrite(func(body *v1alpha1.ClusterWorkflowTemplate) (*v1alpha1.ClusterWorkflowTemplate, error) {
+				return api.CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{Template: body, CreateOptions: &metav1.CreateOptions{}})
 			}),
-			update: apiWrite[v1alpha1.ClusterWorkflowTemplate](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-				return api.UpdateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest{Name: o.GetName(), Template: body})
+			update: apiWrite(func(body *v1alpha1.ClusterWorkflowTemplate) (*v1alpha1.ClusterWorkflowTemplate, error) {
+				return api.UpdateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest{Name: body.Name, Template: body})
 			}),
 		}, nil
 	case "CronWorkflow":
 		api := sess.CronWorkflow
 		return &applier{
-			get: apiGet[v1alpha1.CronWorkflow](func(ns, name string) (*structpb.Struct, error) {
+			get: apiGet(func(ns, name string) (*v1alpha1.CronWorkflow, error) {
 				return api.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: name, Namespace: ns})
 			}),
-			create: apiWrite[v1alpha1.CronWorkflow](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-				return api.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{Namespace: o.GetNamespace(), CronWorkflow: body, CreateOptions: &workflow.CreateOptions{}})
+			create: apiWrite(func(body *v1alpha1.CronWorkflow) (*v1alpha1.CronWorkflow, error) {
+				return api.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{Namespace: body.Namespace, CronWorkflow: body, CreateOptions: &metav1.CreateOptions{}})
 			}),
-			update: apiWrite[v1alpha1.CronWorkflow](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-				return api.UpdateCronWorkflow(ctx, &cronworkflow.UpdateCronWorkflowRequest{Name: o.GetName(), Namespace: o.GetNamespace(), CronWorkflow: body})
+			update: apiWrite(func(body *v1alpha1.CronWorkflow) (*v1alpha1.CronWorkflow, error) {
+				return api.UpdateCronWorkflow(ctx, &cronworkflow.UpdateCronWorkflowRequest{Name: body.Name, Namespace: body.Namespace, CronWorkflow: body})
 			}),
 		}, nil
 	case "WorkflowEventBinding":
@@ -348,35 +347,22 @@ func (a *applyRun) applierFor(ctx context.Context, d *spec.Document) (*applier, 
 	return nil, fmt.Errorf("braid cannot apply a %s", d.Kind)
 }
 
-// apiGet adapts a get call to the applier's typed form.
-func apiGet[T any, P interface {
-	*T
-	spec.Object
-}](call func(ns, name string) (*structpb.Struct, error)) func(context.Context, string, string) (spec.Object, error) {
+// apiGet adapts a get call to the applier's form.
+func apiGet[P spec.Object](call func(ns, name string) (P, error)) func(context.Context, string, string) (spec.Object, error) {
 	return func(_ context.Context, ns, name string) (spec.Object, error) {
-		res, err := call(ns, name)
-		if err != nil {
-			return nil, err
-		}
-		return decodeAs[T, P](res)
+		return answer(call(ns, name))
 	}
 }
 
-// apiWrite adapts a create or update call to the applier's typed form.
-func apiWrite[T any, P interface {
-	*T
-	spec.Object
-}](call func(spec.Object, *structpb.Struct) (*structpb.Struct, error)) func(context.Context, spec.Object) (spec.Object, error) {
+// apiWrite adapts a create or update call to the applier's form: the
+// object (which the loader made of the kind's type) is the request's body.
+func apiWrite[P spec.Object](call func(P) (P, error)) func(context.Context, spec.Object) (spec.Object, error) {
 	return func(_ context.Context, o spec.Object) (spec.Object, error) {
-		body, err := apiclient.ToStruct(o)
+		body, err := typed[P](o)
 		if err != nil {
 			return nil, err
 		}
-		res, err := call(o, body)
-		if err != nil {
-			return nil, err
-		}
-		return decodeAs[T, P](res)
+		return answer(call(body))
 	}
 }
 
@@ -392,17 +378,17 @@ func (a *applyRun) bindingApplier(ctx context.Context) *applier {
 		}
 		return err
 	}
-	get := apiGet[v1alpha1.WorkflowEventBinding](func(ns, name string) (*structpb.Struct, error) {
+	get := apiGet(func(ns, name string) (*v1alpha1.WorkflowEventBinding, error) {
 		res, err := api.GetWorkflowEventBinding(ctx, &event.GetWorkflowEventBindingRequest{Namespace: ns, Name: name})
 		return res, noAPI(err)
 	})
 	return &applier{
 		get: get,
-		create: apiWrite[v1alpha1.WorkflowEventBinding](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-			return api.CreateWorkflowEventBinding(ctx, &event.CreateWorkflowEventBindingRequest{Namespace: o.GetNamespace(), WorkflowEventBinding: body, CreateOptions: &workflow.CreateOptions{}})
+		create: apiWrite(func(body *v1alpha1.WorkflowEventBinding) (*v1alpha1.WorkflowEventBinding, error) {
+			return api.CreateWorkflowEventBinding(ctx, &event.CreateWorkflowEventBindingRequest{Namespace: body.Namespace, WorkflowEventBinding: body, CreateOptions: &metav1.CreateOptions{}})
 		}),
-		update: apiWrite[v1alpha1.WorkflowEventBinding](func(o spec.Object, body *structpb.Struct) (*structpb.Struct, error) {
-			return api.UpdateWorkflowEventBinding(ctx, &event.UpdateWorkflowEventBindingRequest{Namespace: o.GetNamespace(), Name: o.GetName(), WorkflowEventBinding: body})
+		update: apiWrite(func(body *v1alpha1.WorkflowEventBinding) (*v1alpha1.WorkflowEventBinding, error) {
+			return api.UpdateWorkflowEventBinding(ctx, &event.UpdateWorkflowEventBindingRequest{Namespace: body.Namespace, Name: body.Name, WorkflowEventBinding: body})
 		}),
 	}
 }

@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/printer"
-	"github.com/braidwf/braid/pkg/apiclient"
-	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -55,13 +54,9 @@ func isUID(s string) bool {
 func listArchived(ctx context.Context, sess *session, req *workflowarchive.ListArchivedWorkflowsRequest) ([]*v1alpha1.Workflow, error) {
 	var out []*v1alpha1.Workflow
 	for {
-		res, err := sess.Archive.ListArchivedWorkflows(ctx, req)
+		list, err := sess.Archive.ListArchivedWorkflows(ctx, req)
 		if err != nil {
 			return nil, err
-		}
-		var list v1alpha1.WorkflowList
-		if err := apiclient.FromStruct(res, &list); err != nil {
-			return nil, fmt.Errorf("decode the archived workflow list: %w", err)
 		}
 		for i := range list.Items {
 			out = append(out, &list.Items[i])
@@ -79,7 +74,7 @@ func archivedUID(ctx context.Context, sess *session, idOrName string) (string, e
 		return idOrName, nil
 	}
 	wfs, err := listArchived(ctx, sess, &workflowarchive.ListArchivedWorkflowsRequest{
-		Namespace: sess.namespace, NameFilter: "Exact", ListOptions: &workflow.ListOptions{FieldSelector: "metadata.name=" + idOrName}})
+		Namespace: sess.namespace, NameFilter: "Exact", ListOptions: &metav1.ListOptions{FieldSelector: "metadata.name=" + idOrName}})
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +106,7 @@ func newArchiveListCommand(s streams, g *globalFlags) *cobra.Command {
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
 				wfs, err := listArchived(ctx, sess, &workflowarchive.ListArchivedWorkflowsRequest{
-					Namespace: sess.namespace, ListOptions: &workflow.ListOptions{LabelSelector: selector, Limit: chunkSize}})
+					Namespace: sess.namespace, ListOptions: &metav1.ListOptions{LabelSelector: selector, Limit: chunkSize}})
 				if err != nil {
 					return err
 				}
@@ -148,11 +143,7 @@ func newArchiveGetCommand(s streams, g *globalFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				res, err := sess.Archive.GetArchivedWorkflow(ctx, &workflowarchive.GetArchivedWorkflowRequest{Uid: uid, Namespace: sess.namespace})
-				if err != nil {
-					return err
-				}
-				wf, err := decodeWorkflow(res)
+				wf, err := sess.Archive.GetArchivedWorkflow(ctx, &workflowarchive.GetArchivedWorkflowRequest{Uid: uid, Namespace: sess.namespace})
 				if err != nil {
 					return err
 				}
@@ -241,7 +232,7 @@ func newArchiveLabelKeysCommand(s streams, g *globalFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				for _, k := range res.GetItems() {
+				for _, k := range res.Items {
 					fmt.Fprintln(s.out, k)
 				}
 				return nil
@@ -262,11 +253,11 @@ func newArchiveLabelValuesCommand(s streams, g *globalFlags) *cobra.Command {
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
 				res, err := sess.Archive.ListArchivedWorkflowLabelValues(ctx, &workflowarchive.ListArchivedWorkflowLabelValuesRequest{
-					Namespace: sess.namespace, ListOptions: &workflow.ListOptions{LabelSelector: key}})
+					Namespace: sess.namespace, ListOptions: &metav1.ListOptions{LabelSelector: key}})
 				if err != nil {
 					return err
 				}
-				for _, v := range res.GetItems() {
+				for _, v := range res.Items {
 					fmt.Fprintln(s.out, v)
 				}
 				return nil
@@ -342,7 +333,7 @@ func archiveRerun(ctx context.Context, s streams, sess *session, f archiveRerunF
 	}
 	if f.selector != "" || f.fieldSelector != "" {
 		wfs, err := listArchived(ctx, sess, &workflowarchive.ListArchivedWorkflowsRequest{Namespace: sess.namespace,
-			ListOptions: &workflow.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector}})
+			ListOptions: &metav1.ListOptions{LabelSelector: f.selector, FieldSelector: f.fieldSelector}})
 		if err != nil {
 			return err
 		}
@@ -355,18 +346,12 @@ func archiveRerun(ctx context.Context, s streams, sess *session, f archiveRerunF
 		var wf *v1alpha1.Workflow
 		var err error
 		if verb == "resubmit" {
-			res, rerr := sess.Archive.ResubmitArchivedWorkflow(ctx, &workflowarchive.ResubmitArchivedWorkflowRequest{
+			wf, err = sess.Archive.ResubmitArchivedWorkflow(ctx, &workflowarchive.ResubmitArchivedWorkflowRequest{
 				Uid: uid, Namespace: sess.namespace, Memoized: f.memoized, Parameters: f.parameters})
-			if err = rerr; err == nil {
-				wf, err = decodeWorkflow(res)
-			}
 		} else {
-			res, rerr := sess.Archive.RetryArchivedWorkflow(ctx, &workflowarchive.RetryArchivedWorkflowRequest{
+			wf, err = sess.Archive.RetryArchivedWorkflow(ctx, &workflowarchive.RetryArchivedWorkflowRequest{
 				Uid: uid, Namespace: sess.namespace, RestartSuccessful: f.restartSuccessful,
 				NodeFieldSelector: f.nodeSelector, Parameters: f.parameters})
-			if err = rerr; err == nil {
-				wf, err = decodeWorkflow(res)
-			}
 		}
 		if err != nil {
 			return err

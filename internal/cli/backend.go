@@ -181,7 +181,7 @@ func (k *kubeBackend) startController(o kubeOpen, rc *rest.Config) error {
 		Memos:     kubestore.NewMemos(k.client, nil, o.flags.namespace()),
 		Retention: controller.Retention(k.cfg.RetentionPolicy), WorkflowDefaults: k.cfg.WorkflowDefaults,
 		ArchiveTTL: archiveTTL(k.cfg),
-		Admission: controller.Admission{ConfigMapValue: cms.value, DatabaseLimit: config.NewLive(k.cfg).DatabaseLimit,
+		Admission: controller.Admission{ConfigMapValue: cms.value, DatabaseLimit: kubeDatabaseLimit(k.archive, config.NewLive(k.cfg)),
 			Parallelism: k.cfg.Parallelism, NamespaceParallelism: k.cfg.NamespaceParallelism}})
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
@@ -403,7 +403,8 @@ func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
 	if err != nil {
 		return closeAll(err)
 	}
-	opts := server.Options{Store: k.workflows(), Logger: log, Artifacts: k.drivers, LogPath: logs.path, TLS: tlsCfg}
+	opts := server.Options{Store: k.workflows(), Logger: log, Artifacts: k.drivers, LogPath: logs.path, TLS: tlsCfg,
+		SyncLimits: kubeLimits{configMaps: kubestore.NewConfigMapLimits(k.client), db: k.archive}}
 	sa.apply(&opts)
 	srv, err := server.New(opts)
 	if err != nil {

@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/spec"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
-	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -28,17 +25,24 @@ func clusterTemplateKind() *tmplKind {
 	return &tmplKind{
 		use: "cluster-template", short: "manipulate cluster workflow templates", aliases: []string{"cwftmpl", "cwft"},
 		kind: "ClusterWorkflowTemplate", lintKind: "clusterworkflowtemplates", cluster: true,
-		decode: decodeAs[v1alpha1.ClusterWorkflowTemplate],
-		load:   loadAs[*v1alpha1.ClusterWorkflowTemplate]("ClusterWorkflowTemplate"),
-		create: func(ctx context.Context, sess *session, obj *structpb.Struct) (*structpb.Struct, error) {
-			return api(sess).CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{
-				Template: obj, CreateOptions: &workflow.CreateOptions{}})
+		load: loadAs[*v1alpha1.ClusterWorkflowTemplate]("ClusterWorkflowTemplate"),
+		create: func(ctx context.Context, sess *session, obj spec.Object) (spec.Object, error) {
+			t, err := typed[*v1alpha1.ClusterWorkflowTemplate](obj)
+			if err != nil {
+				return nil, err
+			}
+			return answer(api(sess).CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{
+				Template: t, CreateOptions: &metav1.CreateOptions{}}))
 		},
-		get: func(ctx context.Context, sess *session, name string) (*structpb.Struct, error) {
-			return api(sess).GetClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest{Name: name})
+		get: func(ctx context.Context, sess *session, name string) (spec.Object, error) {
+			return answer(api(sess).GetClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest{Name: name}))
 		},
-		update: func(ctx context.Context, sess *session, name string, obj *structpb.Struct) (*structpb.Struct, error) {
-			return api(sess).UpdateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest{Name: name, Template: obj})
+		update: func(ctx context.Context, sess *session, name string, obj spec.Object) (spec.Object, error) {
+			t, err := typed[*v1alpha1.ClusterWorkflowTemplate](obj)
+			if err != nil {
+				return nil, err
+			}
+			return answer(api(sess).UpdateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest{Name: name, Template: t}))
 		},
 		remove: func(ctx context.Context, sess *session, name string) error {
 			_, err := api(sess).DeleteClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateDeleteRequest{Name: name})
@@ -46,17 +50,13 @@ func clusterTemplateKind() *tmplKind {
 		},
 		list: func(ctx context.Context, sess *session, _, selector string) ([]spec.Object, error) {
 			res, err := api(sess).ListClusterWorkflowTemplates(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateListRequest{
-				ListOptions: &workflow.ListOptions{LabelSelector: selector}})
+				ListOptions: &metav1.ListOptions{LabelSelector: selector}})
 			if err != nil {
 				return nil, err
 			}
-			var l v1alpha1.ClusterWorkflowTemplateList
-			if err := apiclient.FromStruct(res, &l); err != nil {
-				return nil, fmt.Errorf("decode the cluster template list: %w", err)
-			}
-			out := make([]spec.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
+			out := make([]spec.Object, len(res.Items))
+			for i := range res.Items {
+				out[i] = &res.Items[i]
 			}
 			return out, nil
 		},

@@ -11,14 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/spec"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
-	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -63,16 +60,12 @@ func newCronCreateCommand(s streams, g *globalFlags) *cobra.Command {
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
 				for _, cw := range cws {
-					body, err := apiclient.ToStruct(cw)
-					if err != nil {
-						return err
-					}
 					res, err := sess.CronWorkflow.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{
-						Namespace: objectNamespace(body, sess.namespace), CronWorkflow: body, CreateOptions: &workflow.CreateOptions{}})
+						Namespace: objectNamespace(cw, sess.namespace), CronWorkflow: cw, CreateOptions: &metav1.CreateOptions{}})
 					if err != nil {
 						return fmt.Errorf("failed to create cron workflow: %w", err)
 					}
-					if err := printCronAnswer(s, res, ""); err != nil {
+					if err := printCron(s, res, ""); err != nil {
 						return err
 					}
 				}
@@ -142,15 +135,6 @@ func (f cronCreateFlags) apply(cw *v1alpha1.CronWorkflow) error {
 		cw.Name, cw.GenerateName = f.name, ""
 	}
 	return nil
-}
-
-// printCronAnswer decodes an API answer and prints it as -o says.
-func printCronAnswer(s streams, res *structpb.Struct, output string) error {
-	cw := &v1alpha1.CronWorkflow{}
-	if err := apiclient.FromStruct(res, cw); err != nil {
-		return fmt.Errorf("decode the cron workflow: %w", err)
-	}
-	return printCron(s, cw, output)
 }
 
 func printCron(s streams, cw *v1alpha1.CronWorkflow, output string) error {
@@ -295,7 +279,7 @@ func newCronGetCommand(s streams, g *globalFlags) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					if err := printCronAnswer(s, res, output); err != nil {
+					if err := printCron(s, res, output); err != nil {
 						return err
 					}
 				}
@@ -310,15 +294,11 @@ func newCronGetCommand(s streams, g *globalFlags) *cobra.Command {
 // listCrons lists the cron workflows of ns ("" for all).
 func listCrons(ctx context.Context, sess *session, ns, selector string) ([]v1alpha1.CronWorkflow, error) {
 	res, err := sess.CronWorkflow.ListCronWorkflows(ctx, &cronworkflow.ListCronWorkflowsRequest{
-		Namespace: ns, ListOptions: &workflow.ListOptions{LabelSelector: selector}})
+		Namespace: ns, ListOptions: &metav1.ListOptions{LabelSelector: selector}})
 	if err != nil {
 		return nil, err
 	}
-	var l v1alpha1.CronWorkflowList
-	if err := apiclient.FromStruct(res, &l); err != nil {
-		return nil, fmt.Errorf("decode the cron workflow list: %w", err)
-	}
-	return l.Items, nil
+	return res.Items, nil
 }
 
 func newCronListCommand(s streams, g *globalFlags) *cobra.Command {
@@ -448,7 +428,7 @@ func newCronUpdateCommand(s streams, g *globalFlags) *cobra.Command {
 					if err != nil {
 						return fmt.Errorf("failed to update cron workflow: %w", err)
 					}
-					if err := printCronAnswer(s, res, f.output); err != nil {
+					if err := printCron(s, res, f.output); err != nil {
 						return err
 					}
 				}
@@ -463,23 +443,15 @@ func newCronUpdateCommand(s streams, g *globalFlags) *cobra.Command {
 
 // updateCron replaces the stored cron workflow named as cw, at its current
 // resourceVersion.
-func updateCron(ctx context.Context, sess *session, cw *v1alpha1.CronWorkflow) (*structpb.Struct, error) {
+func updateCron(ctx context.Context, sess *session, cw *v1alpha1.CronWorkflow) (*v1alpha1.CronWorkflow, error) {
 	ns := cw.Namespace
 	if ns == "" {
 		ns = sess.namespace
 	}
-	res, err := sess.CronWorkflow.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: cw.Name, Namespace: ns})
+	cur, err := sess.CronWorkflow.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: cw.Name, Namespace: ns})
 	if err != nil {
 		return nil, err
-	}
-	cur := &v1alpha1.CronWorkflow{}
-	if err := apiclient.FromStruct(res, cur); err != nil {
-		return nil, fmt.Errorf("decode the cron workflow: %w", err)
 	}
 	cw.ResourceVersion = cur.ResourceVersion
-	body, err := apiclient.ToStruct(cw)
-	if err != nil {
-		return nil, err
-	}
-	return sess.CronWorkflow.UpdateCronWorkflow(ctx, &cronworkflow.UpdateCronWorkflowRequest{Name: cw.Name, Namespace: ns, CronWorkflow: body})
+	return sess.CronWorkflow.UpdateCronWorkflow(ctx, &cronworkflow.UpdateCronWorkflowRequest{Name: cw.Name, Namespace: ns, CronWorkflow: cw})
 }

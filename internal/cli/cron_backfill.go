@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cronsched "github.com/braidwf/braid/internal/controller/cron"
 	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/spec"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -89,13 +89,9 @@ to run the times again.`,
 
 // runBackfill creates the backfill of the named cron workflow.
 func runBackfill(ctx context.Context, s streams, sess *session, name string, f backfillFlags) error {
-	res, err := sess.CronWorkflow.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: name, Namespace: sess.namespace})
+	cw, err := sess.CronWorkflow.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: name, Namespace: sess.namespace})
 	if err != nil {
 		return err
-	}
-	cw := &v1alpha1.CronWorkflow{}
-	if err := apiclient.FromStruct(res, cw); err != nil {
-		return fmt.Errorf("decode the cron workflow: %w", err)
 	}
 	times, loc, err := f.plan(cw, time.Now(), time.Local)
 	if err != nil {
@@ -201,11 +197,7 @@ func (f backfillFlags) workflow(cw *v1alpha1.CronWorkflow, t time.Time, loc *tim
 
 // createBackfillRun creates wf; false means it already existed.
 func createBackfillRun(ctx context.Context, s streams, sess *session, wf *v1alpha1.Workflow, t time.Time) (bool, error) {
-	body, err := apiclient.ToStruct(wf)
-	if err != nil {
-		return false, err
-	}
-	_, err = sess.Workflow.CreateWorkflow(ctx, &workflow.WorkflowCreateRequest{Namespace: sess.namespace, Workflow: body, CreateOptions: &workflow.CreateOptions{}})
+	_, err := sess.Workflow.CreateWorkflow(ctx, &workflow.WorkflowCreateRequest{Namespace: sess.namespace, Workflow: wf, CreateOptions: &metav1.CreateOptions{}})
 	if status.Code(err) == codes.AlreadyExists {
 		fmt.Fprintf(s.out, "Workflow %s already exists (scheduled %s): skipped\n", wf.Name, t.Format(time.RFC3339))
 		return false, nil

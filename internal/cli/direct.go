@@ -38,6 +38,7 @@ func (g *globalFlags) openDirect(ctx context.Context, cfg *config.Config) (*sess
 	srv, err := server.New(server.Options{Store: st, Artifacts: artifactDrivers(cfg),
 		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
 		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) },
+		SyncLimits:     &embeddedLimits{store: st, live: config.NewLive(cfg)},
 		// In-process, on an in-memory listener only this command reaches:
 		// server mode, and the name it is dialled by.
 		Browser: auth.BrowserConfig{AllowedHosts: []string{directAddress}}})

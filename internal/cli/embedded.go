@@ -30,7 +30,8 @@ import (
 // the controller, all under one data directory.
 type embedded struct {
 	cfg     *config.Config
-	live    *config.Live // the semaphore limits, which braid server reads again when the file changes
+	live    *config.Live    // the semaphore limits, which braid server reads again when the file changes
+	limits  *embeddedLimits // the sync API's limits (in the store) over live's
 	store   *sqlite.Store
 	rt      *local.Runtime
 	ctl     *controller.Controller
@@ -73,17 +74,19 @@ func openEmbedded(ctx context.Context, dataDir, configFile string, overrides ...
 		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())
 	}
 	live := config.NewLive(cfg)
+	limits := &embeddedLimits{store: st, live: live}
 	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Repositories: artifactRepositories(cfg), Artifacts: drivers,
 		Limits: engineLimits(cfg.Limits), Logger: log.With("component", "controller"),
 		Retention: controller.Retention(cfg.RetentionPolicy), Memos: st, WorkflowDefaults: cfg.WorkflowDefaults,
 		ArchiveTTL:     archiveTTL(cfg),
 		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(cfg.DataDir, ns, wf) },
-		Admission: controller.Admission{ConfigMapValue: live.ConfigMapValue, DatabaseLimit: live.DatabaseLimit,
+		Admission: controller.Admission{ConfigMapValue: limits.configMapValue, DatabaseLimit: limits.databaseLimit,
 			Parallelism: cfg.Parallelism, NamespaceParallelism: cfg.NamespaceParallelism}})
 	if err != nil {
 		return nil, errors.Join(err, rt.Close(), st.Close())
 	}
-	return &embedded{cfg: cfg, live: live, store: st, rt: rt, ctl: ctl, drivers: drivers}, nil
+	limits.changed = ctl.LimitsChanged
+	return &embedded{cfg: cfg, live: live, limits: limits, store: st, rt: rt, ctl: ctl, drivers: drivers}, nil
 }
 
 // engineLimits is the engine's part of config.yaml's limits:.

@@ -126,7 +126,8 @@ func TestLogsRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := req.GetLogOptions()
-	if o.GetTailLines() != 3 || o.GetSinceSeconds() != 90 || o.GetSinceTime().AsTime().Hour() != 9 || req.GetPodName() != "pod" || o.GetContainer() != "c" {
+	if o.TailLines == nil || *o.TailLines != 3 || o.SinceSeconds == nil || *o.SinceSeconds != 90 || o.SinceTime == nil ||
+		o.SinceTime.UTC().Hour() != 9 || req.GetPodName() != "pod" || o.Container != "c" {
 		t.Fatalf("request: %v", req)
 	}
 	if _, err := (logsFlags{sinceTime: "yesterday"}).request([]string{"wf"}); err == nil {

@@ -44,9 +44,5 @@ func newGetCommand(s streams, g *globalFlags) *cobra.Command {
 // getWorkflow reads one workflow of the session's namespace (@latest: the
 // newest).
 func getWorkflow(ctx context.Context, sess *session, name string) (*v1alpha1.Workflow, error) {
-	res, err := sess.Workflow.GetWorkflow(ctx, &workflow.WorkflowGetRequest{Name: name, Namespace: sess.namespace})
-	if err != nil {
-		return nil, err
-	}
-	return decodeWorkflow(res)
+	return sess.Workflow.GetWorkflow(ctx, &workflow.WorkflowGetRequest{Name: name, Namespace: sess.namespace})
 }

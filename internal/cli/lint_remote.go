@@ -5,14 +5,12 @@ import (
 	"errors"
 	"slices"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/braidwf/braid/internal/spec"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // lintRemote loads the files here (so that syntax errors keep their lines)
@@ -59,35 +57,17 @@ func lintRemote(ctx context.Context, sess *session, paths []string, opts spec.Li
 
 // lintOne sends one object to the lint API of its kind.
 func lintOne(ctx context.Context, sess *session, d *spec.Document) error {
-	obj, err := apiclient.ToStruct(d.Object)
-	if err != nil {
-		return err
+	ns := objectNamespace(d.Object, sess.namespace)
+	var err error
+	switch obj := d.Object.(type) {
+	case *v1alpha1.Workflow:
+		_, err = sess.Workflow.LintWorkflow(ctx, &workflow.WorkflowLintRequest{Namespace: ns, Workflow: obj})
+	case *v1alpha1.WorkflowTemplate:
+		_, err = sess.WorkflowTemplate.LintWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateLintRequest{Namespace: ns, Template: obj})
+	case *v1alpha1.ClusterWorkflowTemplate:
+		_, err = sess.ClusterWorkflowTemplate.LintClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest{Template: obj})
+	case *v1alpha1.CronWorkflow:
+		_, err = sess.CronWorkflow.LintCronWorkflow(ctx, &cronworkflow.LintCronWorkflowRequest{Namespace: ns, CronWorkflow: obj})
 	}
-	ns := d.Object.GetNamespace()
-	if ns == "" {
-		ns = sess.namespace
-	}
-	var call func() (*structpb.Struct, error)
-	switch d.Kind {
-	case "Workflow":
-		call = func() (*structpb.Struct, error) {
-			return sess.Workflow.LintWorkflow(ctx, &workflow.WorkflowLintRequest{Namespace: ns, Workflow: obj})
-		}
-	case "WorkflowTemplate":
-		call = func() (*structpb.Struct, error) {
-			return sess.WorkflowTemplate.LintWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateLintRequest{Namespace: ns, Template: obj})
-		}
-	case "ClusterWorkflowTemplate":
-		call = func() (*structpb.Struct, error) {
-			return sess.ClusterWorkflowTemplate.LintClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest{Template: obj})
-		}
-	case "CronWorkflow":
-		call = func() (*structpb.Struct, error) {
-			return sess.CronWorkflow.LintCronWorkflow(ctx, &cronworkflow.LintCronWorkflowRequest{Namespace: ns, CronWorkflow: obj})
-		}
-	default:
-		return nil
-	}
-	_, err = call()
 	return err
 }

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/braidwf/braid/internal/printer"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -123,18 +123,14 @@ func listWorkflows(ctx context.Context, sess *session, f filterFlags, fields str
 	if f.allNamespaces {
 		ns = ""
 	}
-	req := &workflow.WorkflowListRequest{Namespace: ns, Fields: fields, ListOptions: &workflow.ListOptions{
+	req := &workflow.WorkflowListRequest{Namespace: ns, Fields: fields, ListOptions: &metav1.ListOptions{
 		LabelSelector: sel, FieldSelector: f.fieldSelector, Limit: f.chunkSize,
 	}}
 	var out []*v1alpha1.Workflow
 	for {
-		res, err := sess.Workflow.ListWorkflows(ctx, req)
+		list, err := sess.Workflow.ListWorkflows(ctx, req)
 		if err != nil {
 			return nil, err
-		}
-		var list v1alpha1.WorkflowList
-		if err := apiclient.FromStruct(res, &list); err != nil {
-			return nil, fmt.Errorf("decode the workflow list: %w", err)
 		}
 		for i := range list.Items {
 			wf := &list.Items[i]

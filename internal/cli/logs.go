@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/timestamppb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
@@ -63,7 +64,7 @@ func newLogsCommand(s streams, g *globalFlags) *cobra.Command {
 
 // request is the WorkflowLogs request the flags describe.
 func (f logsFlags) request(args []string) (*workflow.WorkflowLogRequest, error) {
-	o := &workflow.PodLogOptions{Container: f.container, Follow: f.follow, Previous: f.previous, Timestamps: f.timestamps}
+	o := &corev1.PodLogOptions{Container: f.container, Follow: f.follow, Previous: f.previous, Timestamps: f.timestamps}
 	if f.since > 0 {
 		secs := int64(f.since.Seconds())
 		o.SinceSeconds = &secs
@@ -73,7 +74,8 @@ func (f logsFlags) request(args []string) (*workflow.WorkflowLogRequest, error) 
 		if err != nil {
 			return nil, fmt.Errorf("--since-time: %w", err)
 		}
-		o.SinceTime = timestamppb.New(t)
+		st := metav1.NewTime(t)
+		o.SinceTime = &st
 	}
 	if f.tail >= 0 {
 		tail := f.tail

@@ -9,22 +9,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
 	"github.com/braidwf/braid/internal/printer"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
-
-// decodeWorkflow turns an API answer into a Workflow.
-func decodeWorkflow(s *structpb.Struct) (*v1alpha1.Workflow, error) {
-	wf := &v1alpha1.Workflow{}
-	if err := apiclient.FromStruct(s, wf); err != nil {
-		return nil, fmt.Errorf("decode the workflow: %w", err)
-	}
-	return wf, nil
-}
 
 // getFlags are the output flags of get, watch, submit, retry and resubmit.
 type getFlags struct {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // retry and resubmit: each prints the get view of the workflow it returns
@@ -130,10 +130,6 @@ func rerun(ctx context.Context, s streams, sess *session, f rerunFlags, args []s
 }
 
 // printRerun prints the workflow an action returned and gives its name.
-func printRerun(s streams, f rerunFlags, res *structpb.Struct) (string, error) {
-	wf, err := decodeWorkflow(res)
-	if err != nil {
-		return "", err
-	}
+func printRerun(s streams, f rerunFlags, wf *v1alpha1.Workflow) (string, error) {
 	return wf.Name, printWorkflow(s, wf, f.getFlags)
 }

@@ -137,7 +137,7 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 	opts := server.Options{Store: e.store, Logger: log, Artifacts: e.drivers, TLS: tlsConfig,
 		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
 		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) },
-		Ready:          mgr.Ready}
+		Ready:          mgr.Ready, SyncLimits: e.limits}
 	sa.apply(&opts)
 	srv, err := server.New(opts)
 	if err != nil {

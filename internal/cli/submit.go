@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/braidwf/braid/internal/spec"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -160,21 +160,13 @@ func submitFiles(ctx context.Context, s streams, sess *session, f submitFlags, p
 			}
 			wf.Annotations[spec.AnnotationScheduledTime] = f.scheduledTime
 		}
-		body, err := apiclient.ToStruct(wf)
-		if err != nil {
-			return nil, err
-		}
-		req := &workflow.WorkflowCreateRequest{Namespace: sess.namespace, Workflow: body, ServerDryRun: f.serverDryRun, CreateOptions: &workflow.CreateOptions{}}
+		req := &workflow.WorkflowCreateRequest{Namespace: sess.namespace, Workflow: wf, ServerDryRun: f.serverDryRun, CreateOptions: &metav1.CreateOptions{}}
 		if f.dryRun {
 			req.CreateOptions.DryRun = []string{"All"}
 		}
-		res, err := sess.Workflow.CreateWorkflow(ctx, req)
+		created, err := sess.Workflow.CreateWorkflow(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("failed to submit workflow: %w", err)
-		}
-		created, err := decodeWorkflow(res)
-		if err != nil {
-			return nil, err
 		}
 		out = append(out, created)
 	}
@@ -227,8 +219,8 @@ func submitFrom(ctx context.Context, sess *session, f submitFlags, priority bool
 	if err != nil {
 		return nil, err
 	}
-	opts := &workflow.SubmitOpts{
-		Name: f.name, GenerateName: f.generateName, EntryPoint: f.entrypoint,
+	opts := &v1alpha1.SubmitOpts{
+		Name: f.name, GenerateName: f.generateName, Entrypoint: f.entrypoint,
 		Parameters: append(params, f.parameters...), ServiceAccount: f.serviceAccount,
 		DryRun: f.dryRun, ServerDryRun: f.serverDryRun, Labels: f.labels,
 	}
@@ -239,15 +231,11 @@ func submitFrom(ctx context.Context, sess *session, f submitFlags, priority bool
 		p := f.priority
 		opts.Priority = &p
 	}
-	res, err := sess.Workflow.SubmitWorkflow(ctx, &workflow.WorkflowSubmitRequest{
+	wf, err := sess.Workflow.SubmitWorkflow(ctx, &workflow.WorkflowSubmitRequest{
 		Namespace: sess.namespace, ResourceKind: kind, ResourceName: name, SubmitOptions: opts,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("failed to submit workflow: %w", err)
-	}
-	wf, err := decodeWorkflow(res)
-	if err != nil {
-		return nil, err
 	}
 	return []*v1alpha1.Workflow{wf}, nil
 }

@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/spec"
-	"github.com/braidwf/braid/pkg/apiclient"
-	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -28,12 +26,12 @@ type tmplKind struct {
 	kind       string // "WorkflowTemplate"
 	lintKind   string // the --kinds name of lint
 	cluster    bool
-	decode     func(*structpb.Struct) (spec.Object, error)
 	load       func(s streams, files []string, strict bool) ([]spec.Object, error)
-	create     func(ctx context.Context, sess *session, obj *structpb.Struct) (*structpb.Struct, error)
-	get        func(ctx context.Context, sess *session, name string) (*structpb.Struct, error)
-	update     func(ctx context.Context, sess *session, name string, obj *structpb.Struct) (*structpb.Struct, error)
-	remove     func(ctx context.Context, sess *session, name string) error
+	// create and update take an object load made (of the kind's type).
+	create func(ctx context.Context, sess *session, obj spec.Object) (spec.Object, error)
+	get    func(ctx context.Context, sess *session, name string) (spec.Object, error)
+	update func(ctx context.Context, sess *session, name string, obj spec.Object) (spec.Object, error)
+	remove func(ctx context.Context, sess *session, name string) error
 	// list gives the names (with namespaces) of the templates; ns "" is
 	// every namespace.
 	list func(ctx context.Context, sess *session, ns, selector string) ([]spec.Object, error)
@@ -44,18 +42,25 @@ func workflowTemplateKind() *tmplKind {
 	return &tmplKind{
 		use: "template", short: "manipulate workflow templates", aliases: []string{"tmpl"},
 		kind: "WorkflowTemplate", lintKind: "workflowtemplates",
-		decode: decodeAs[v1alpha1.WorkflowTemplate],
-		load:   loadAs[*v1alpha1.WorkflowTemplate]("WorkflowTemplate"),
-		create: func(ctx context.Context, sess *session, obj *structpb.Struct) (*structpb.Struct, error) {
-			return sess.WorkflowTemplate.CreateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateCreateRequest{
-				Namespace: objectNamespace(obj, sess.namespace), Template: obj, CreateOptions: &workflow.CreateOptions{}})
+		load: loadAs[*v1alpha1.WorkflowTemplate]("WorkflowTemplate"),
+		create: func(ctx context.Context, sess *session, obj spec.Object) (spec.Object, error) {
+			t, err := typed[*v1alpha1.WorkflowTemplate](obj)
+			if err != nil {
+				return nil, err
+			}
+			return answer(sess.WorkflowTemplate.CreateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateCreateRequest{
+				Namespace: objectNamespace(obj, sess.namespace), Template: t, CreateOptions: &metav1.CreateOptions{}}))
 		},
-		get: func(ctx context.Context, sess *session, name string) (*structpb.Struct, error) {
-			return sess.WorkflowTemplate.GetWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateGetRequest{Name: name, Namespace: sess.namespace})
+		get: func(ctx context.Context, sess *session, name string) (spec.Object, error) {
+			return answer(sess.WorkflowTemplate.GetWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateGetRequest{Name: name, Namespace: sess.namespace}))
 		},
-		update: func(ctx context.Context, sess *session, name string, obj *structpb.Struct) (*structpb.Struct, error) {
-			return sess.WorkflowTemplate.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{
-				Name: name, Namespace: objectNamespace(obj, sess.namespace), Template: obj})
+		update: func(ctx context.Context, sess *session, name string, obj spec.Object) (spec.Object, error) {
+			t, err := typed[*v1alpha1.WorkflowTemplate](obj)
+			if err != nil {
+				return nil, err
+			}
+			return answer(sess.WorkflowTemplate.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{
+				Name: name, Namespace: objectNamespace(obj, sess.namespace), Template: t}))
 		},
 		remove: func(ctx context.Context, sess *session, name string) error {
 			_, err := sess.WorkflowTemplate.DeleteWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateDeleteRequest{Name: name, Namespace: sess.namespace})
@@ -63,33 +68,36 @@ func workflowTemplateKind() *tmplKind {
 		},
 		list: func(ctx context.Context, sess *session, ns, selector string) ([]spec.Object, error) {
 			res, err := sess.WorkflowTemplate.ListWorkflowTemplates(ctx, &workflowtemplate.WorkflowTemplateListRequest{
-				Namespace: ns, ListOptions: &workflow.ListOptions{LabelSelector: selector}})
+				Namespace: ns, ListOptions: &metav1.ListOptions{LabelSelector: selector}})
 			if err != nil {
 				return nil, err
 			}
-			var l v1alpha1.WorkflowTemplateList
-			if err := apiclient.FromStruct(res, &l); err != nil {
-				return nil, fmt.Errorf("decode the template list: %w", err)
-			}
-			out := make([]spec.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
+			out := make([]spec.Object, len(res.Items))
+			for i := range res.Items {
+				out[i] = &res.Items[i]
 			}
 			return out, nil
 		},
 	}
 }
 
-// decodeAs decodes an API answer into a new *T.
-func decodeAs[T any, P interface {
-	*T
-	spec.Object
-}](s *structpb.Struct) (spec.Object, error) {
-	obj := P(new(T))
-	if err := apiclient.FromStruct(s, obj); err != nil {
-		return nil, fmt.Errorf("decode the %T: %w", obj, err)
+// answer is a typed API answer as a spec.Object: nil with the error, never
+// a nil pointer in a non-nil interface.
+func answer[P spec.Object](obj P, err error) (spec.Object, error) {
+	if err != nil {
+		return nil, err
 	}
 	return obj, nil
+}
+
+// typed is obj as the API type P; the loaders make objects of the kind's
+// own type, so another type is a bug.
+func typed[P spec.Object](obj spec.Object) (P, error) {
+	p, ok := obj.(P)
+	if !ok {
+		return p, fmt.Errorf("internal error: a %T where a %T is expected", obj, p)
+	}
+	return p, nil
 }
 
 // loadAs reads the objects of kind T from files.
@@ -108,9 +116,8 @@ func loadAs[T spec.Object](kind string) func(streams, []string, bool) ([]spec.Ob
 }
 
 // objectNamespace is the namespace of an object to send: its own, else def.
-func objectNamespace(obj *structpb.Struct, def string) string {
-	md := obj.GetFields()["metadata"].GetStructValue()
-	if ns := md.GetFields()["namespace"].GetStringValue(); ns != "" {
+func objectNamespace(obj spec.Object, def string) string {
+	if ns := obj.GetNamespace(); ns != "" {
 		return ns
 	}
 	return def
@@ -165,17 +172,9 @@ func (k *tmplKind) createCommand(s streams, g *globalFlags) *cobra.Command {
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
 				for _, o := range objs {
-					body, err := apiclient.ToStruct(o)
-					if err != nil {
-						return err
-					}
-					res, err := k.create(ctx, sess, body)
+					created, err := k.create(ctx, sess, o)
 					if err != nil {
 						return fmt.Errorf("failed to create %s: %w", lowerKind(k.kind), err)
-					}
-					created, err := k.decode(res)
-					if err != nil {
-						return err
 					}
 					if err := k.print(s, created, output); err != nil {
 						return err
@@ -202,11 +201,7 @@ func (k *tmplKind) getCommand(s streams, g *globalFlags) *cobra.Command {
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
 				for _, name := range args {
-					res, err := k.get(ctx, sess, name)
-					if err != nil {
-						return err
-					}
-					obj, err := k.decode(res)
+					obj, err := k.get(ctx, sess, name)
 					if err != nil {
 						return err
 					}
@@ -377,24 +372,12 @@ func (k *tmplKind) updateCommand(s streams, g *globalFlags) *cobra.Command {
 // replace updates the stored object named as o, at its current
 // resourceVersion, and returns the result.
 func (k *tmplKind) replace(ctx context.Context, sess *session, o spec.Object) (spec.Object, error) {
-	res, err := k.get(ctx, sess, o.GetName())
-	if err != nil {
-		return nil, err
-	}
-	cur, err := k.decode(res)
+	cur, err := k.get(ctx, sess, o.GetName())
 	if err != nil {
 		return nil, err
 	}
 	o.SetResourceVersion(cur.GetResourceVersion())
-	body, err := apiclient.ToStruct(o)
-	if err != nil {
-		return nil, err
-	}
-	res, err = k.update(ctx, sess, o.GetName(), body)
-	if err != nil {
-		return nil, err
-	}
-	return k.decode(res)
+	return k.update(ctx, sess, o.GetName(), o)
 }
 
 // lowerKind is "workflow template" for "WorkflowTemplate", as argo's

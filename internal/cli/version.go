@@ -76,6 +76,6 @@ func serverVersion(ctx context.Context, g *globalFlags) (*version.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &version.Info{Version: v.GetVersion(), BuildDate: v.GetBuildDate(), GitCommit: v.GetGitCommit(),
-		GoVersion: v.GetGoVersion(), Platform: v.GetPlatform()}, nil
+	return &version.Info{Version: v.Version, BuildDate: v.BuildDate, GitCommit: v.GitCommit,
+		GoVersion: v.GoVersion, Platform: v.Platform}, nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
@@ -64,7 +66,7 @@ func finished(wf *v1alpha1.Workflow) bool { return !wf.Status.FinishedAt.IsZero(
 // again. In direct mode nothing runs workflows, so an unfinished workflow
 // is an error rather than an endless wait.
 func followWorkflow(ctx context.Context, sess *session, name string, fn func(*v1alpha1.Workflow) bool) error {
-	req := &workflow.WatchWorkflowsRequest{Namespace: sess.namespace, ListOptions: &workflow.ListOptions{
+	req := &workflow.WatchWorkflowsRequest{Namespace: sess.namespace, ListOptions: &metav1.ListOptions{
 		FieldSelector: "metadata.name=" + name, ResourceVersion: "0",
 	}}
 	backoff := 100 * time.Millisecond
@@ -100,10 +102,7 @@ func followOnce(ctx context.Context, sess *session, req *workflow.WatchWorkflows
 		if ev.GetObject() == nil {
 			continue
 		}
-		wf, err := decodeWorkflow(ev.GetObject())
-		if err != nil {
-			return false, err
-		}
+		wf := ev.GetObject()
 		if fn(wf) {
 			return true, nil
 		}
@@ -233,7 +232,7 @@ func waitWatchOrLog(ctx context.Context, s streams, sess *session, names []strin
 	}
 	if ff.log {
 		for _, name := range names {
-			req := &workflow.WorkflowLogRequest{Name: name, Namespace: sess.namespace, LogOptions: &workflow.PodLogOptions{Container: "main", Follow: true}}
+			req := &workflow.WorkflowLogRequest{Name: name, Namespace: sess.namespace, LogOptions: &corev1.PodLogOptions{Container: "main", Follow: true}}
 			if err := printLogs(ctx, s, sess, req, isTerminal(s.out)); err != nil {
 				return err
 			}

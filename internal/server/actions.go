@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/wfops"
@@ -22,7 +21,7 @@ const updateAttempts = 20
 // change reads the workflow, applies op to it and writes it back under
 // optimistic concurrency, starting over when the controller wrote first.
 // The controller notices the write and acts on it.
-func (s *workflowServer) change(ctx context.Context, namespace, name string, op func(*v1alpha1.Workflow) (*v1alpha1.Workflow, error)) (*structpb.Struct, error) {
+func (s *workflowServer) change(ctx context.Context, namespace, name string, op func(*v1alpha1.Workflow) (*v1alpha1.Workflow, error)) (*v1alpha1.Workflow, error) {
 	for range updateAttempts {
 		wf, err := s.get(ctx, namespace, name)
 		if err != nil {
@@ -39,7 +38,7 @@ func (s *workflowServer) change(ctx context.Context, namespace, name string, op 
 		if err != nil {
 			return nil, storeError(err, wf.Name)
 		}
-		return toStruct(wf)
+		return wf, nil
 	}
 	return nil, status.Errorf(codes.Aborted, "workflows.argoproj.io %q changed too often to apply the request; try again", name)
 }
@@ -57,27 +56,27 @@ func opError(err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
-func (s *workflowServer) SuspendWorkflow(ctx context.Context, req *workflow.WorkflowSuspendRequest) (*structpb.Struct, error) {
+func (s *workflowServer) SuspendWorkflow(ctx context.Context, req *workflow.WorkflowSuspendRequest) (*v1alpha1.Workflow, error) {
 	return s.change(ctx, req.GetNamespace(), req.GetName(), wfops.Suspend)
 }
 
-func (s *workflowServer) ResumeWorkflow(ctx context.Context, req *workflow.WorkflowResumeRequest) (*structpb.Struct, error) {
+func (s *workflowServer) ResumeWorkflow(ctx context.Context, req *workflow.WorkflowResumeRequest) (*v1alpha1.Workflow, error) {
 	return s.change(ctx, req.GetNamespace(), req.GetName(), func(wf *v1alpha1.Workflow) (*v1alpha1.Workflow, error) {
 		return wfops.Resume(wf, req.GetNodeFieldSelector(), s.now())
 	})
 }
 
-func (s *workflowServer) StopWorkflow(ctx context.Context, req *workflow.WorkflowStopRequest) (*structpb.Struct, error) {
+func (s *workflowServer) StopWorkflow(ctx context.Context, req *workflow.WorkflowStopRequest) (*v1alpha1.Workflow, error) {
 	return s.change(ctx, req.GetNamespace(), req.GetName(), func(wf *v1alpha1.Workflow) (*v1alpha1.Workflow, error) {
 		return wfops.Stop(wf, req.GetNodeFieldSelector(), req.GetMessage(), s.now())
 	})
 }
 
-func (s *workflowServer) TerminateWorkflow(ctx context.Context, req *workflow.WorkflowTerminateRequest) (*structpb.Struct, error) {
+func (s *workflowServer) TerminateWorkflow(ctx context.Context, req *workflow.WorkflowTerminateRequest) (*v1alpha1.Workflow, error) {
 	return s.change(ctx, req.GetNamespace(), req.GetName(), wfops.Terminate)
 }
 
-func (s *workflowServer) SetWorkflow(ctx context.Context, req *workflow.WorkflowSetRequest) (*structpb.Struct, error) {
+func (s *workflowServer) SetWorkflow(ctx context.Context, req *workflow.WorkflowSetRequest) (*v1alpha1.Workflow, error) {
 	opts := wfops.SetOptions{NodeFieldSelector: req.GetNodeFieldSelector(), Phase: req.GetPhase(), Message: req.GetMessage()}
 	if p := req.GetOutputParameters(); p != "" {
 		if err := json.Unmarshal([]byte(p), &opts.OutputParameters); err != nil {
@@ -89,7 +88,7 @@ func (s *workflowServer) SetWorkflow(ctx context.Context, req *workflow.Workflow
 	})
 }
 
-func (s *workflowServer) RetryWorkflow(ctx context.Context, req *workflow.WorkflowRetryRequest) (*structpb.Struct, error) {
+func (s *workflowServer) RetryWorkflow(ctx context.Context, req *workflow.WorkflowRetryRequest) (*v1alpha1.Workflow, error) {
 	opts := wfops.RetryOptions{
 		RestartSuccessful: req.GetRestartSuccessful(),
 		NodeFieldSelector: req.GetNodeFieldSelector(),
@@ -101,7 +100,7 @@ func (s *workflowServer) RetryWorkflow(ctx context.Context, req *workflow.Workfl
 	})
 }
 
-func (s *workflowServer) ResubmitWorkflow(ctx context.Context, req *workflow.WorkflowResubmitRequest) (*structpb.Struct, error) {
+func (s *workflowServer) ResubmitWorkflow(ctx context.Context, req *workflow.WorkflowResubmitRequest) (*v1alpha1.Workflow, error) {
 	old, err := s.get(ctx, req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
@@ -122,5 +121,5 @@ func (s *workflowServer) ResubmitWorkflow(ctx context.Context, req *workflow.Wor
 		return nil, opError(renameErr)
 	}
 	s.log.Info("workflow resubmitted", "namespace", wf.Namespace, "name", wf.Name, "from", old.Name)
-	return toStruct(wf)
+	return wf, nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -66,13 +65,13 @@ func (s *archiveServer) ready() error {
 
 // ListArchivedWorkflows answers a gRPC list (REST lists are streamed by
 // serveList): see listArchived.
-func (s *archiveServer) ListArchivedWorkflows(ctx context.Context, req *workflowarchive.ListArchivedWorkflowsRequest) (*structpb.Struct, error) {
-	sink := structSink{shape: parseListShape("")}
+func (s *archiveServer) ListArchivedWorkflows(ctx context.Context, req *workflowarchive.ListArchivedWorkflowsRequest) (*v1alpha1.WorkflowList, error) {
+	sink := itemSink{shape: parseListShape("")}
 	meta, err := s.listArchived(ctx, req, &sink)
 	if err != nil {
 		return nil, err
 	}
-	return sink.shape.listStruct(sink.items, meta)
+	return sink.shape.list(sink.items, meta)
 }
 
 // listArchived hands the archived workflows req asks for to sink, newest
@@ -135,18 +134,18 @@ func (s *archiveServer) listArchived(ctx context.Context, req *workflowarchive.L
 // offset; the field selector may name metadata.name and
 // metadata.namespace, and ext.showRemainingItemCount asks for a count.
 func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqlite.ArchiveListOptions, bool, error) {
-	lo := req.GetListOptions()
+	lo := listOptions(req.GetListOptions())
 	opts := sqlite.ArchiveListOptions{
 		Namespace:     req.GetNamespace(),
 		NamePrefix:    req.GetNamePrefix(),
 		NameFilter:    sqlite.NameFilter(req.GetNameFilter()),
-		LabelSelector: lo.GetLabelSelector(),
+		LabelSelector: lo.LabelSelector,
 	}
-	if lo.GetLimit() < 0 {
+	if lo.Limit < 0 {
 		return opts, false, status.Error(codes.InvalidArgument, "listOptions.limit must not be negative")
 	}
-	opts.Limit = int(lo.GetLimit())
-	if c := lo.GetContinue(); c != "" {
+	opts.Limit = int(lo.Limit)
+	if c := lo.Continue; c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 0 {
 			return opts, false, status.Error(codes.InvalidArgument, "listOptions.continue must be int")
@@ -154,7 +153,7 @@ func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqli
 		opts.Offset = n
 	}
 	showRemaining := false
-	for _, r := range strings.Split(lo.GetFieldSelector(), ",") {
+	for _, r := range strings.Split(lo.FieldSelector, ",") {
 		r = strings.TrimSpace(r)
 		if r == "" {
 			continue
@@ -208,12 +207,12 @@ func (s *archiveServer) get(ctx context.Context, verb, uid, namespace, name stri
 	return wf, nil
 }
 
-func (s *archiveServer) GetArchivedWorkflow(ctx context.Context, req *workflowarchive.GetArchivedWorkflowRequest) (*structpb.Struct, error) {
+func (s *archiveServer) GetArchivedWorkflow(ctx context.Context, req *workflowarchive.GetArchivedWorkflowRequest) (*v1alpha1.Workflow, error) {
 	wf, err := s.get(ctx, "get", req.GetUid(), req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
 	}
-	return toStruct(wf)
+	return wf, nil
 }
 
 func (s *archiveServer) DeleteArchivedWorkflow(ctx context.Context, req *workflowarchive.DeleteArchivedWorkflowRequest) (*workflowarchive.ArchivedWorkflowDeletedResponse, error) {
@@ -237,7 +236,7 @@ func (s *archiveServer) DeleteArchivedWorkflow(ctx context.Context, req *workflo
 	return &workflowarchive.ArchivedWorkflowDeletedResponse{}, nil
 }
 
-func (s *archiveServer) ListArchivedWorkflowLabelKeys(ctx context.Context, req *workflowarchive.ListArchivedWorkflowLabelKeysRequest) (*workflowarchive.LabelKeys, error) {
+func (s *archiveServer) ListArchivedWorkflowLabelKeys(ctx context.Context, req *workflowarchive.ListArchivedWorkflowLabelKeysRequest) (*v1alpha1.LabelKeys, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
@@ -245,16 +244,16 @@ func (s *archiveServer) ListArchivedWorkflowLabelKeys(ctx context.Context, req *
 	if err != nil {
 		return nil, archiveError(err, "")
 	}
-	return &workflowarchive.LabelKeys{Items: keys}, nil
+	return &v1alpha1.LabelKeys{Items: keys}, nil
 }
 
 // ListArchivedWorkflowLabelValues lists the values of the one label key
 // that listOptions.labelSelector names, as argo-server does.
-func (s *archiveServer) ListArchivedWorkflowLabelValues(ctx context.Context, req *workflowarchive.ListArchivedWorkflowLabelValuesRequest) (*workflowarchive.LabelValues, error) {
+func (s *archiveServer) ListArchivedWorkflowLabelValues(ctx context.Context, req *workflowarchive.ListArchivedWorkflowLabelValuesRequest) (*v1alpha1.LabelValues, error) {
 	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	sel := req.GetListOptions().GetLabelSelector()
+	sel := listOptions(req.GetListOptions()).LabelSelector
 	reqs, err := labels.ParseToRequirements(sel)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "listOptions.labelSelector %q: %v", sel, err)
@@ -266,13 +265,13 @@ func (s *archiveServer) ListArchivedWorkflowLabelValues(ctx context.Context, req
 	if err != nil {
 		return nil, archiveError(err, "")
 	}
-	return &workflowarchive.LabelValues{Items: vals}, nil
+	return &v1alpha1.LabelValues{Items: vals}, nil
 }
 
 // RetryArchivedWorkflow creates the archived workflow again in the store,
 // set to run its failed part again (wfops.Retry), unless a workflow of
 // that name exists there: then `argo retry` is the way (409).
-func (s *archiveServer) RetryArchivedWorkflow(ctx context.Context, req *workflowarchive.RetryArchivedWorkflowRequest) (*structpb.Struct, error) {
+func (s *archiveServer) RetryArchivedWorkflow(ctx context.Context, req *workflowarchive.RetryArchivedWorkflowRequest) (*v1alpha1.Workflow, error) {
 	old, err := s.get(ctx, "retry", req.GetUid(), req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
@@ -299,12 +298,12 @@ func (s *archiveServer) RetryArchivedWorkflow(ctx context.Context, req *workflow
 		return nil, err
 	}
 	s.log.Info("archived workflow retried", "namespace", wf.Namespace, "name", wf.Name, "from", old.UID)
-	return toStruct(wf)
+	return wf, nil
 }
 
 // ResubmitArchivedWorkflow creates a new workflow from an archived one
 // (wfops.Resubmit), as argo resubmit does from a live one.
-func (s *archiveServer) ResubmitArchivedWorkflow(ctx context.Context, req *workflowarchive.ResubmitArchivedWorkflowRequest) (*structpb.Struct, error) {
+func (s *archiveServer) ResubmitArchivedWorkflow(ctx context.Context, req *workflowarchive.ResubmitArchivedWorkflowRequest) (*v1alpha1.Workflow, error) {
 	old, err := s.get(ctx, "resubmit", req.GetUid(), req.GetNamespace(), req.GetName())
 	if err != nil {
 		return nil, err
@@ -314,7 +313,7 @@ func (s *archiveServer) ResubmitArchivedWorkflow(ctx context.Context, req *workf
 		return nil, err
 	}
 	s.log.Info("archived workflow resubmitted", "namespace", wf.Namespace, "name", wf.Name, "from", old.UID)
-	return toStruct(wf)
+	return wf, nil
 }
 
 // resubmitFrom creates the workflow wfops.Resubmit makes of old, renaming

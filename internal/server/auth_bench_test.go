@@ -61,7 +61,7 @@ func BenchmarkAuthOverhead(b *testing.B) {
 		})
 		b.Run("grpc/"+mode.name, func(b *testing.B) {
 			addr, _ := startServerStore(b, Options{Auth: mode.gk})
-			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 			if err != nil {
 				b.Fatal(err)
 			}

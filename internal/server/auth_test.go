@@ -271,7 +271,7 @@ func TestAuthLogin(t *testing.T) {
 // TestAuthGRPC: the same decisions through the gRPC interceptors.
 func TestAuthGRPC(t *testing.T) {
 	e := newAuthEnv(t)
-	cc, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -30,20 +28,20 @@ func newClusterTemplateServer(st Store, log *slog.Logger) *clusterTemplateServer
 	}}
 }
 
-func (s *clusterTemplateServer) CreateClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest) (*structpb.Struct, error) {
-	return s.crud.create(ctx, "", req.GetTemplate(), req.GetCreateOptions())
+func (s *clusterTemplateServer) CreateClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest) (*v1alpha1.ClusterWorkflowTemplate, error) {
+	return as[v1alpha1.ClusterWorkflowTemplate](s.crud.create(ctx, "", req.GetTemplate(), req.GetCreateOptions()))
 }
 
-func (s *clusterTemplateServer) GetClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest) (*structpb.Struct, error) {
-	return s.crud.getStruct(ctx, "", req.GetName())
+func (s *clusterTemplateServer) GetClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest) (*v1alpha1.ClusterWorkflowTemplate, error) {
+	return as[v1alpha1.ClusterWorkflowTemplate](s.crud.get(ctx, "", req.GetName()))
 }
 
-func (s *clusterTemplateServer) ListClusterWorkflowTemplates(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateListRequest) (*structpb.Struct, error) {
-	return s.crud.listPage(ctx, "", req.GetListOptions(), "")
+func (s *clusterTemplateServer) ListClusterWorkflowTemplates(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateListRequest) (*v1alpha1.ClusterWorkflowTemplateList, error) {
+	return as[v1alpha1.ClusterWorkflowTemplateList](s.crud.listPage(ctx, "", req.GetListOptions(), ""))
 }
 
-func (s *clusterTemplateServer) UpdateClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest) (*structpb.Struct, error) {
-	return s.crud.update(ctx, "", req.GetName(), req.GetTemplate())
+func (s *clusterTemplateServer) UpdateClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateUpdateRequest) (*v1alpha1.ClusterWorkflowTemplate, error) {
+	return as[v1alpha1.ClusterWorkflowTemplate](s.crud.update(ctx, "", req.GetName(), req.GetTemplate()))
 }
 
 func (s *clusterTemplateServer) DeleteClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateDeleteRequest) (*clusterworkflowtemplate.ClusterWorkflowTemplateDeleteResponse, error) {
@@ -53,6 +51,6 @@ func (s *clusterTemplateServer) DeleteClusterWorkflowTemplate(ctx context.Contex
 	return &clusterworkflowtemplate.ClusterWorkflowTemplateDeleteResponse{}, nil
 }
 
-func (s *clusterTemplateServer) LintClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest) (*structpb.Struct, error) {
-	return s.crud.lint(ctx, "", req.GetTemplate())
+func (s *clusterTemplateServer) LintClusterWorkflowTemplate(ctx context.Context, req *clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest) (*v1alpha1.ClusterWorkflowTemplate, error) {
+	return as[v1alpha1.ClusterWorkflowTemplate](s.crud.lint(ctx, "", req.GetTemplate()))
 }

@@ -14,37 +14,47 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// toStruct carries a Go API object as a Struct whose JSON is the object's
-// encoding/json form.
-func toStruct(v any) (*structpb.Struct, error) {
-	return toStructFields(v, "")
-}
-
-// toStructFields is toStruct that keeps only the JSON paths in fields, or
-// drops them when fields starts with "-" (Argo's `fields` parameter).
-func toStructFields(v any, fields string) (*structpb.Struct, error) {
-	data, err := json.Marshal(v)
+// withFields is obj with Argo's `fields` applied: only the JSON paths in
+// fields kept, or with a leading "-", dropped. An empty fields is obj.
+func withFields[T any](obj *T, fields string) (*T, error) {
+	if strings.TrimSpace(fields) == "" {
+		return obj, nil
+	}
+	data, err := json.Marshal(obj)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encode %T: %v", v, err)
+		return nil, status.Errorf(codes.Internal, "encode %T: %v", obj, err)
 	}
-	if strings.TrimSpace(fields) != "" {
-		var m map[string]any
-		if err := json.Unmarshal(data, &m); err != nil {
-			return nil, status.Errorf(codes.Internal, "decode %T: %v", v, err)
-		}
-		if data, err = json.Marshal(filterFields(m, fields)); err != nil {
-			return nil, status.Errorf(codes.Internal, "encode %T: %v", v, err)
-		}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, status.Errorf(codes.Internal, "decode %T: %v", obj, err)
 	}
-	out := &structpb.Struct{}
-	if err := protojson.Unmarshal(data, out); err != nil {
-		return nil, status.Errorf(codes.Internal, "convert %T: %v", v, err)
+	if data, err = json.Marshal(filterFields(m, fields)); err != nil {
+		return nil, status.Errorf(codes.Internal, "encode %T: %v", obj, err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, status.Errorf(codes.Internal, "decode %T: %v", obj, err)
 	}
 	return out, nil
+}
+
+// restJSON encodes a REST response. An object (a Workflow, a list, ...)
+// is written as before the typed messages, when objects travelled as
+// Structs: keys sorted, protojson's escaping and numbers
+// (appendItemJSON); a message is its encoding/json form, whose fields
+// are in the proto's order, as protojson wrote them.
+func restJSON(v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := v.(runtime.Object); !ok {
+		return data, nil
+	}
+	return appendItemJSON(make([]byte, 0, len(data)), data, nil, false)
 }
 
 // fieldTree is a set of dotted JSON paths.

@@ -7,8 +7,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
@@ -52,35 +50,15 @@ func (s *workflowServer) now() time.Time {
 	return time.Now()
 }
 
-// workflowJSON is a submitted workflow as JSON for spec.Load, with the
-// apiVersion and kind that a request may leave out. It then empties in, so
-// that a big request's Struct is not held beside the JSON and the Workflow
-// made from it: the caller must not use in afterwards.
-func workflowJSON(in *structpb.Struct) ([]byte, error) {
-	fields := in.GetFields()
-	kv, hasKind := fields["kind"]
-	if kind := kv.GetStringValue(); hasKind && kind != "Workflow" {
-		return nil, status.Errorf(codes.InvalidArgument, "kind must be Workflow, not %q", kind)
+// setTypeMeta sets the apiVersion and kind that a request may leave out
+// (the protobuf wire never carries them); another kind is an error.
+func setTypeMeta(in *v1alpha1.Workflow) error {
+	if in.Kind != "" && in.Kind != "Workflow" {
+		return status.Errorf(codes.InvalidArgument, "kind must be Workflow, not %q", in.Kind)
 	}
-	_, hasAPIVersion := fields["apiVersion"]
-	data, err := protojson.Marshal(in)
-	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "workflow: %v", err)
+	if in.APIVersion != "" && in.APIVersion != v1alpha1.APIVersion {
+		return status.Errorf(codes.InvalidArgument, "apiVersion must be %s, not %q", v1alpha1.APIVersion, in.APIVersion)
 	}
-	in.Fields = nil
-	var head []byte
-	if !hasAPIVersion {
-		head = append(head, `"apiVersion":"`+v1alpha1.APIVersion+`",`...)
-	}
-	if !hasKind {
-		head = append(head, `"kind":"Workflow",`...)
-	}
-	if len(head) == 0 {
-		return data, nil
-	}
-	// data is a non-empty object: {"...
-	out := make([]byte, 0, len(data)+len(head))
-	out = append(out, '{')
-	out = append(out, head...)
-	return append(out, data[1:]...), nil
+	in.APIVersion, in.Kind = v1alpha1.APIVersion, "Workflow"
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
@@ -33,24 +32,24 @@ func newCronServer(st Store, log *slog.Logger) *cronServer {
 	}}
 }
 
-func (s *cronServer) LintCronWorkflow(ctx context.Context, req *cronworkflow.LintCronWorkflowRequest) (*structpb.Struct, error) {
-	return s.crud.lint(ctx, req.GetNamespace(), req.GetCronWorkflow())
+func (s *cronServer) LintCronWorkflow(ctx context.Context, req *cronworkflow.LintCronWorkflowRequest) (*v1alpha1.CronWorkflow, error) {
+	return as[v1alpha1.CronWorkflow](s.crud.lint(ctx, req.GetNamespace(), req.GetCronWorkflow()))
 }
 
-func (s *cronServer) CreateCronWorkflow(ctx context.Context, req *cronworkflow.CreateCronWorkflowRequest) (*structpb.Struct, error) {
-	return s.crud.create(ctx, req.GetNamespace(), req.GetCronWorkflow(), req.GetCreateOptions())
+func (s *cronServer) CreateCronWorkflow(ctx context.Context, req *cronworkflow.CreateCronWorkflowRequest) (*v1alpha1.CronWorkflow, error) {
+	return as[v1alpha1.CronWorkflow](s.crud.create(ctx, req.GetNamespace(), req.GetCronWorkflow(), req.GetCreateOptions()))
 }
 
-func (s *cronServer) ListCronWorkflows(ctx context.Context, req *cronworkflow.ListCronWorkflowsRequest) (*structpb.Struct, error) {
-	return s.crud.listPage(ctx, req.GetNamespace(), req.GetListOptions(), "")
+func (s *cronServer) ListCronWorkflows(ctx context.Context, req *cronworkflow.ListCronWorkflowsRequest) (*v1alpha1.CronWorkflowList, error) {
+	return as[v1alpha1.CronWorkflowList](s.crud.listPage(ctx, req.GetNamespace(), req.GetListOptions(), ""))
 }
 
-func (s *cronServer) GetCronWorkflow(ctx context.Context, req *cronworkflow.GetCronWorkflowRequest) (*structpb.Struct, error) {
-	return s.crud.getStruct(ctx, req.GetNamespace(), req.GetName())
+func (s *cronServer) GetCronWorkflow(ctx context.Context, req *cronworkflow.GetCronWorkflowRequest) (*v1alpha1.CronWorkflow, error) {
+	return as[v1alpha1.CronWorkflow](s.crud.get(ctx, req.GetNamespace(), req.GetName()))
 }
 
-func (s *cronServer) UpdateCronWorkflow(ctx context.Context, req *cronworkflow.UpdateCronWorkflowRequest) (*structpb.Struct, error) {
-	return s.crud.update(ctx, req.GetNamespace(), req.GetName(), req.GetCronWorkflow())
+func (s *cronServer) UpdateCronWorkflow(ctx context.Context, req *cronworkflow.UpdateCronWorkflowRequest) (*v1alpha1.CronWorkflow, error) {
+	return as[v1alpha1.CronWorkflow](s.crud.update(ctx, req.GetNamespace(), req.GetName(), req.GetCronWorkflow()))
 }
 
 func (s *cronServer) DeleteCronWorkflow(ctx context.Context, req *cronworkflow.DeleteCronWorkflowRequest) (*cronworkflow.CronWorkflowDeletedResponse, error) {
@@ -60,23 +59,23 @@ func (s *cronServer) DeleteCronWorkflow(ctx context.Context, req *cronworkflow.D
 	return &cronworkflow.CronWorkflowDeletedResponse{}, nil
 }
 
-func (s *cronServer) SuspendCronWorkflow(ctx context.Context, req *cronworkflow.CronWorkflowSuspendRequest) (*structpb.Struct, error) {
+func (s *cronServer) SuspendCronWorkflow(ctx context.Context, req *cronworkflow.CronWorkflowSuspendRequest) (*v1alpha1.CronWorkflow, error) {
 	return s.setSuspend(ctx, req.GetNamespace(), req.GetName(), true)
 }
 
-func (s *cronServer) ResumeCronWorkflow(ctx context.Context, req *cronworkflow.CronWorkflowResumeRequest) (*structpb.Struct, error) {
+func (s *cronServer) ResumeCronWorkflow(ctx context.Context, req *cronworkflow.CronWorkflowResumeRequest) (*v1alpha1.CronWorkflow, error) {
 	return s.setSuspend(ctx, req.GetNamespace(), req.GetName(), false)
 }
 
 // setSuspend sets spec.suspend, as argo-server does (resume leaves
 // suspend: false rather than removing it).
-func (s *cronServer) setSuspend(ctx context.Context, namespace, name string, suspend bool) (*structpb.Struct, error) {
-	return s.crud.modify(ctx, namespace, name, func(o store.Object) error {
+func (s *cronServer) setSuspend(ctx context.Context, namespace, name string, suspend bool) (*v1alpha1.CronWorkflow, error) {
+	return as[v1alpha1.CronWorkflow](s.crud.modify(ctx, namespace, name, func(o store.Object) error {
 		cw, ok := o.(*v1alpha1.CronWorkflow)
 		if !ok {
 			return status.Errorf(codes.Internal, "store returned %T for a CronWorkflow", o)
 		}
 		cw.Spec.Suspend = &suspend
 		return nil
-	})
+	}))
 }

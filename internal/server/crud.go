@@ -2,27 +2,27 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/braidwf/braid/internal/server/gateway"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/event"
-	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apiclient/rest"
 	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -76,36 +76,25 @@ func (c *crud) namespace(ns string) string {
 // namespace is the default of the object's, and must match it when both
 // are set. The object need not have a name yet (create may use
 // generateName); callers check.
-func (c *crud) admit(ctx context.Context, namespace string, in *structpb.Struct) (store.Object, error) {
-	if in == nil || len(in.GetFields()) == 0 {
+func (c *crud) admit(ctx context.Context, namespace string, in store.Object) (store.Object, error) {
+	if in == nil || reflect.ValueOf(in).IsNil() {
 		return nil, status.Errorf(codes.InvalidArgument, "%s is required", lowerFirst(string(c.kind)))
 	}
-	m := in.AsMap()
-	if _, ok := m["apiVersion"]; !ok {
-		m["apiVersion"] = v1alpha1.APIVersion
+	gvk := in.GetObjectKind().GroupVersionKind()
+	if gvk.Kind == "" {
+		gvk.Kind = string(c.kind)
 	}
-	if _, ok := m["kind"]; !ok {
-		m["kind"] = string(c.kind)
+	if gvk.Kind != string(c.kind) {
+		return nil, status.Errorf(codes.InvalidArgument, "kind must be %s, not %q", c.kind, gvk.Kind)
 	}
-	if k, _ := m["kind"].(string); k != string(c.kind) {
-		return nil, status.Errorf(codes.InvalidArgument, "kind must be %s, not %q", c.kind, k)
+	if gvk.Group == "" && gvk.Version == "" {
+		gvk.Group, gvk.Version = v1alpha1.Group, v1alpha1.VersionName
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "%s: %v", c.kind, err)
+	if gv := gvk.GroupVersion().String(); gv != v1alpha1.APIVersion {
+		return nil, status.Errorf(codes.InvalidArgument, "apiVersion must be %s, not %q", v1alpha1.APIVersion, gv)
 	}
-	docs, err := spec.Load("", data, spec.Lenient)
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	if len(docs) != 1 || docs[0].Object == nil {
-		return nil, status.Errorf(codes.InvalidArgument, "%s: not a %s", c.kind, c.kind)
-	}
-	doc := docs[0]
-	obj, ok := doc.Object.(store.Object)
-	if !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "%s: %T is not a stored kind", c.kind, doc.Object)
-	}
+	in.GetObjectKind().SetGroupVersionKind(gvk)
+	obj, doc := in, spec.ObjectDocument(in)
 	if err := c.defaultNamespace(obj, namespace); err != nil {
 		return nil, err
 	}
@@ -197,7 +186,7 @@ func (c *crud) catalog(ctx context.Context, obj store.Object, doc *spec.Document
 }
 
 // create admits and stores an object; a dry run stores nothing.
-func (c *crud) create(ctx context.Context, namespace string, in *structpb.Struct, opts *workflow.CreateOptions) (*structpb.Struct, error) {
+func (c *crud) create(ctx context.Context, namespace string, in store.Object, opts *metav1.CreateOptions) (store.Object, error) {
 	obj, err := c.admit(ctx, namespace, in)
 	if err != nil {
 		return nil, err
@@ -205,8 +194,8 @@ func (c *crud) create(ctx context.Context, namespace string, in *structpb.Struct
 	if obj.GetName() == "" && obj.GetGenerateName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "metadata.name or metadata.generateName is required")
 	}
-	if len(opts.GetDryRun()) > 0 {
-		return toStruct(obj)
+	if opts != nil && len(opts.DryRun) > 0 {
+		return obj, nil
 	}
 	if obj.GetName() != "" {
 		if err := c.store.Create(ctx, obj); err != nil {
@@ -216,7 +205,7 @@ func (c *crud) create(ctx context.Context, namespace string, in *structpb.Struct
 		return nil, err
 	}
 	c.log.Info("created", "kind", c.kind, "namespace", obj.GetNamespace(), "name", obj.GetName())
-	return toStruct(obj)
+	return obj, nil
 }
 
 func (c *crud) createGenerated(ctx context.Context, obj store.Object) error {
@@ -234,12 +223,8 @@ func (c *crud) createGenerated(ctx context.Context, obj store.Object) error {
 }
 
 // lint admits an object and returns it; it stores nothing.
-func (c *crud) lint(ctx context.Context, namespace string, in *structpb.Struct) (*structpb.Struct, error) {
-	obj, err := c.admit(ctx, namespace, in)
-	if err != nil {
-		return nil, err
-	}
-	return toStruct(obj)
+func (c *crud) lint(ctx context.Context, namespace string, in store.Object) (store.Object, error) {
+	return c.admit(ctx, namespace, in)
 }
 
 // get reads one object. getOptions.resourceVersion is accepted and
@@ -255,26 +240,21 @@ func (c *crud) get(ctx context.Context, namespace, name string) (store.Object, e
 	return o, nil
 }
 
-func (c *crud) getStruct(ctx context.Context, namespace, name string) (*structpb.Struct, error) {
-	o, err := c.get(ctx, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	return toStruct(o)
-}
-
 // listPage reads one page of objects matching lo and, when namePattern is
 // set, whose name contains it. A page is full (listOptions.limit items)
 // whenever more remain: filtered pages are topped up from the store.
-func (c *crud) listPage(ctx context.Context, namespace string, lo *workflow.ListOptions, namePattern string) (*structpb.Struct, error) {
-	if lo.GetLimit() < 0 {
+func (c *crud) listPage(ctx context.Context, namespace string, lo *metav1.ListOptions, namePattern string) (any, error) {
+	if lo == nil {
+		lo = &metav1.ListOptions{}
+	}
+	if lo.Limit < 0 {
 		return nil, status.Error(codes.InvalidArgument, "listOptions.limit must not be negative")
 	}
 	opts := store.ListOptions{
-		LabelSelector: lo.GetLabelSelector(),
-		FieldSelector: storeFieldSelector(lo.GetFieldSelector()),
-		Limit:         lo.GetLimit(),
-		Continue:      lo.GetContinue(),
+		LabelSelector: lo.LabelSelector,
+		FieldSelector: storeFieldSelector(lo.FieldSelector),
+		Limit:         lo.Limit,
+		Continue:      lo.Continue,
 	}
 	var items []store.Object
 	for {
@@ -288,25 +268,25 @@ func (c *crud) listPage(ctx context.Context, namespace string, lo *workflow.List
 			}
 		}
 		opts.Continue = next
-		if next == "" || opts.Limit == 0 || int64(len(items)) >= lo.GetLimit() {
+		if next == "" || opts.Limit == 0 || int64(len(items)) >= lo.Limit {
 			break
 		}
 		// Ask for no more than the page still needs, so that the token
 		// after it continues right after the last item returned.
-		opts.Limit = lo.GetLimit() - int64(len(items))
+		opts.Limit = lo.Limit - int64(len(items))
 	}
 	list, err := c.list(items, opts.Continue)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "list %s: %v", c.kind, err)
 	}
-	return toStruct(list)
+	return list, nil
 }
 
 // update replaces a stored object with a submitted one. An empty
 // metadata.resourceVersion updates whatever is stored; a stale one is a
 // conflict (409, code 6). name (from the path) must agree with the
 // object's name, which defaults to it.
-func (c *crud) update(ctx context.Context, namespace, name string, in *structpb.Struct) (*structpb.Struct, error) {
+func (c *crud) update(ctx context.Context, namespace, name string, in store.Object) (store.Object, error) {
 	obj, err := c.admit(ctx, namespace, in)
 	if err != nil {
 		return nil, err
@@ -332,7 +312,7 @@ func (c *crud) update(ctx context.Context, namespace, name string, in *structpb.
 		return nil, c.errorf(err, obj.GetName())
 	}
 	c.log.Info("updated", "kind", c.kind, "namespace", obj.GetNamespace(), "name", obj.GetName())
-	return toStruct(obj)
+	return obj, nil
 }
 
 // keepStatus carries a CronWorkflow's status over an update: the scheduler
@@ -347,7 +327,7 @@ func keepStatus(cur, obj store.Object) {
 
 // modify applies fn to the stored object and writes it, reading again and
 // retrying when another writer got there first.
-func (c *crud) modify(ctx context.Context, namespace, name string, fn func(store.Object) error) (*structpb.Struct, error) {
+func (c *crud) modify(ctx context.Context, namespace, name string, fn func(store.Object) error) (store.Object, error) {
 	for attempt := 0; ; attempt++ {
 		o, err := c.get(ctx, namespace, name)
 		if err != nil {
@@ -363,26 +343,21 @@ func (c *crud) modify(ctx context.Context, namespace, name string, fn func(store
 		if err != nil {
 			return nil, c.errorf(err, name)
 		}
-		return toStruct(o)
+		return o, nil
 	}
 }
 
 // delete removes an object after checking deleteOptions.preconditions;
 // a dry run removes nothing.
-func (c *crud) delete(ctx context.Context, namespace, name string, opts *workflow.DeleteOptions) error {
+func (c *crud) delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) error {
 	o, err := c.get(ctx, namespace, name)
 	if err != nil {
 		return err
 	}
-	if p := opts.GetPreconditions(); p != nil {
-		if p.GetUid() != "" && p.GetUid() != string(o.GetUID()) {
-			return status.Errorf(codes.AlreadyExists, "%s %q: precondition failed: uid %s does not match %s", c.resource, name, p.GetUid(), o.GetUID())
-		}
-		if p.GetResourceVersion() != "" && p.GetResourceVersion() != o.GetResourceVersion() {
-			return status.Errorf(codes.AlreadyExists, "%s %q: precondition failed: resourceVersion %s does not match %s", c.resource, name, p.GetResourceVersion(), o.GetResourceVersion())
-		}
+	if err := checkPreconditions(c.resource, name, opts, o); err != nil {
+		return err
 	}
-	if len(opts.GetDryRun()) > 0 {
+	if opts != nil && len(opts.DryRun) > 0 {
 		return nil
 	}
 	if err := c.store.Delete(ctx, c.kind, o.GetNamespace(), name); err != nil {
@@ -390,6 +365,34 @@ func (c *crud) delete(ctx context.Context, namespace, name string, opts *workflo
 	}
 	c.log.Info("deleted", "kind", c.kind, "namespace", o.GetNamespace(), "name", name)
 	return nil
+}
+
+// checkPreconditions answers Kubernetes' error when deleteOptions.preconditions
+// do not hold for o.
+func checkPreconditions(resource, name string, opts *metav1.DeleteOptions, o metav1.Object) error {
+	if opts == nil || opts.Preconditions == nil {
+		return nil
+	}
+	p := opts.Preconditions
+	if p.UID != nil && *p.UID != "" && *p.UID != o.GetUID() {
+		return status.Errorf(codes.AlreadyExists, "%s %q: precondition failed: uid %s does not match %s", resource, name, *p.UID, o.GetUID())
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != "" && *p.ResourceVersion != o.GetResourceVersion() {
+		return status.Errorf(codes.AlreadyExists, "%s %q: precondition failed: resourceVersion %s does not match %s", resource, name, *p.ResourceVersion, o.GetResourceVersion())
+	}
+	return nil
+}
+
+// as is o (with err) as the concrete type the service returns.
+func as[T any](o any, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	t, ok := o.(*T)
+	if !ok {
+		return nil, status.Errorf(codes.Internal, "%T where a %T was expected", o, t)
+	}
+	return t, nil
 }
 
 func lowerFirst(s string) string {
@@ -439,16 +442,20 @@ func (k *kindServers) registerGRPC(g *grpc.Server) {
 	event.RegisterEventServiceServer(g, k.events)
 }
 
-func (k *kindServers) registerGateway(ctx context.Context, gw *runtime.ServeMux) error {
-	for name, err := range map[string]error{
-		"workflowtemplate":        workflowtemplate.RegisterWorkflowTemplateServiceHandlerServer(ctx, gw, k.templates),
-		"clusterworkflowtemplate": clusterworkflowtemplate.RegisterClusterWorkflowTemplateServiceHandlerServer(ctx, gw, k.clusterTemplates),
-		"cronworkflow":            cronworkflow.RegisterCronWorkflowServiceHandlerServer(ctx, gw, k.crons),
-		"workflowarchive":         workflowarchive.RegisterArchivedWorkflowServiceHandlerServer(ctx, gw, k.archive),
-		"event":                   event.RegisterEventServiceHandlerServer(ctx, gw, k.events),
+func (k *kindServers) registerGateway(gw *runtime.ServeMux, opts gateway.Options) error {
+	for _, svc := range []struct {
+		desc   *grpc.ServiceDesc
+		impl   any
+		routes []rest.Route
+	}{
+		{&workflowtemplate.WorkflowTemplateService_ServiceDesc, k.templates, workflowtemplate.Routes},
+		{&clusterworkflowtemplate.ClusterWorkflowTemplateService_ServiceDesc, k.clusterTemplates, clusterworkflowtemplate.Routes},
+		{&cronworkflow.CronWorkflowService_ServiceDesc, k.crons, cronworkflow.Routes},
+		{&workflowarchive.ArchivedWorkflowService_ServiceDesc, k.archive, workflowarchive.Routes},
+		{&event.EventService_ServiceDesc, k.events, event.Routes},
 	} {
-		if err != nil {
-			return fmt.Errorf("register %s gateway: %w", name, err)
+		if err := gateway.Register(gw, svc.desc, svc.impl, svc.routes, opts); err != nil {
+			return fmt.Errorf("register %s: %w", svc.desc.ServiceName, err)
 		}
 	}
 	return nil

@@ -13,13 +13,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/store/sqlite"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
-	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -298,20 +296,13 @@ func TestUnimplementedRoutes(t *testing.T) {
 
 func TestKindsGRPC(t *testing.T) {
 	addr := startServer(t)
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	toStruct := func(v any) *structpb.Struct {
-		s, err := apiclient.ToStruct(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	code := func(err error) codes.Code { return status.Code(err) }
 	spec := v1alpha1.WorkflowSpec{Entrypoint: "main", Templates: []v1alpha1.Template{{Name: "main", Container: nil, Suspend: &v1alpha1.SuspendTemplate{}}}}
 
@@ -319,28 +310,27 @@ func TestKindsGRPC(t *testing.T) {
 		c := workflowtemplate.NewWorkflowTemplateServiceClient(conn)
 		in := &v1alpha1.WorkflowTemplate{Spec: spec}
 		in.Name = "tmpl"
-		created, err := c.CreateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateCreateRequest{Namespace: "ns1", Template: toStruct(in)})
+		created, err := c.CreateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateCreateRequest{Namespace: "ns1", Template: in})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got v1alpha1.WorkflowTemplate
-		if err := apiclient.FromStruct(created, &got); err != nil || got.Namespace != "ns1" || got.Spec.Entrypoint != "main" {
-			t.Fatalf("created %+v (%v)", got.ObjectMeta, err)
+		got := *created
+		if got.Namespace != "ns1" || got.Spec.Entrypoint != "main" {
+			t.Fatalf("created %+v", got.ObjectMeta)
 		}
 		got.Labels = map[string]string{"v": "2"}
-		if _, err := c.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{Namespace: "ns1", Name: "tmpl", Template: toStruct(&got)}); err != nil {
+		if _, err := c.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{Namespace: "ns1", Name: "tmpl", Template: &got}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{Namespace: "ns1", Name: "tmpl", Template: toStruct(&got)}); code(err) != codes.AlreadyExists {
+		if _, err := c.UpdateWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateUpdateRequest{Namespace: "ns1", Name: "tmpl", Template: &got}); code(err) != codes.AlreadyExists {
 			t.Errorf("stale update: %v", err)
 		}
-		list, err := c.ListWorkflowTemplates(ctx, &workflowtemplate.WorkflowTemplateListRequest{Namespace: "ns1", ListOptions: &workflow.ListOptions{LabelSelector: "v=2"}})
+		list, err := c.ListWorkflowTemplates(ctx, &workflowtemplate.WorkflowTemplateListRequest{Namespace: "ns1", ListOptions: &metav1.ListOptions{LabelSelector: "v=2"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var l v1alpha1.WorkflowTemplateList
-		if err := apiclient.FromStruct(list, &l); err != nil || len(l.Items) != 1 {
-			t.Errorf("list: %d items (%v)", len(l.Items), err)
+		if len(list.Items) != 1 {
+			t.Errorf("list: %d items", len(list.Items))
 		}
 		if _, err := c.DeleteWorkflowTemplate(ctx, &workflowtemplate.WorkflowTemplateDeleteRequest{Namespace: "ns1", Name: "tmpl"}); err != nil {
 			t.Fatal(err)
@@ -354,14 +344,14 @@ func TestKindsGRPC(t *testing.T) {
 		c := clusterworkflowtemplate.NewClusterWorkflowTemplateServiceClient(conn)
 		in := &v1alpha1.ClusterWorkflowTemplate{Spec: spec}
 		in.Name = "ctmpl"
-		if _, err := c.CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{Template: toStruct(in)}); err != nil {
+		if _, err := c.CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{Template: in}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.LintClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest{Template: toStruct(in)}); err != nil {
+		if _, err := c.LintClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest{Template: in}); err != nil {
 			t.Errorf("lint: %v", err)
 		}
 		got, err := c.GetClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest{Name: "ctmpl"})
-		if err != nil || got.GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue() != "ctmpl" {
+		if err != nil || got.Name != "ctmpl" {
 			t.Fatalf("get: %v %v", got, err)
 		}
 		if _, err := c.DeleteClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateDeleteRequest{Name: "ctmpl"}); err != nil {
@@ -376,23 +366,22 @@ func TestKindsGRPC(t *testing.T) {
 		c := cronworkflow.NewCronWorkflowServiceClient(conn)
 		in := &v1alpha1.CronWorkflow{Spec: v1alpha1.CronWorkflowSpec{Schedules: []string{"0 * * * *"}, WorkflowSpec: spec}}
 		in.Name = "cron"
-		if _, err := c.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{Namespace: "ns1", CronWorkflow: toStruct(in)}); err != nil {
+		if _, err := c.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{Namespace: "ns1", CronWorkflow: in}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := c.SuspendCronWorkflow(ctx, &cronworkflow.CronWorkflowSuspendRequest{Namespace: "ns1", Name: "cron"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cw v1alpha1.CronWorkflow
-		if err := apiclient.FromStruct(s, &cw); err != nil || cw.Spec.Suspend == nil || !*cw.Spec.Suspend {
-			t.Errorf("suspended: %+v (%v)", cw.Spec.Suspend, err)
+		if cw := s; cw.Spec.Suspend == nil || !*cw.Spec.Suspend {
+			t.Errorf("suspended: %+v", cw.Spec.Suspend)
 		}
 		if _, err := c.ResumeCronWorkflow(ctx, &cronworkflow.CronWorkflowResumeRequest{Namespace: "ns1", Name: "nope"}); code(err) != codes.NotFound {
 			t.Errorf("resume missing: %v", err)
 		}
 		bad := in.DeepCopy()
 		bad.Spec.Schedules = []string{"never"}
-		if _, err := c.LintCronWorkflow(ctx, &cronworkflow.LintCronWorkflowRequest{Namespace: "ns1", CronWorkflow: toStruct(bad)}); code(err) != codes.InvalidArgument {
+		if _, err := c.LintCronWorkflow(ctx, &cronworkflow.LintCronWorkflowRequest{Namespace: "ns1", CronWorkflow: bad}); code(err) != codes.InvalidArgument {
 			t.Errorf("lint bad schedule: %v", err)
 		}
 	})

@@ -1,6 +1,8 @@
-// Package server is braid's API server: argo-server's gRPC services and the
-// same REST paths and JSON under /api/v1 (grpc-gateway), served together on
-// one listener split with cmux, plus /healthz and /readyz.
+// Package server is braid's API server: argo-server's gRPC services (in
+// Argo's protobuf wire format: pkg/wirecodec) and the same REST paths and
+// JSON under /api/v1 (internal/server/gateway, from the generated route
+// tables), served together on one listener split with cmux, plus /healthz
+// and /readyz. api/README.md says how one set of Go types defines both.
 //
 // The server stores and changes objects; it never runs a step. The
 // controller's Manager (wired by the CLI) watches the same store and runs
@@ -26,7 +28,7 @@
 //   - server.go: Options, New, Serve, cmux, the gateway, the error mapping
 //     of ARGO-API §3.4; tls.go: TLS under cmux (HSTS, HTTP/2 for REST);
 //   - workflow.go, create.go: WorkflowService create, get, list, delete and
-//     lint, and admission (strict decoding, names, validation);
+//     lint, and admission (names, validation of the typed object);
 //   - actions.go: retry, resubmit, suspend, resume, stop, terminate and set,
 //     each a pure internal/wfops change written under optimistic concurrency;
 //   - submit.go: SubmitWorkflow from a WorkflowTemplate,
@@ -43,8 +45,9 @@
 //   - logs.go: logs read back from the end of the file for tailLines and
 //     limitBytes, and cut into entries of at most 256 KiB;
 //   - recover.go: the panic boundaries;
-//   - info.go: InfoService (version, info, userinfo); convert.go: objects <-> google.protobuf.Struct
-//     and the `fields` filter.
+//   - info.go: InfoService (version, info, userinfo); convert.go: the REST
+//     JSON of objects (as it was when they travelled as Structs) and the
+//     `fields` filter.
 //
 // It uses the store through the small Store interface declared here, and
 // internal/spec to validate; it must not import the engine or a runtime.

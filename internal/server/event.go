@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/expr"
@@ -54,8 +53,8 @@ func newEventServer(st Store, log *slog.Logger) *eventServer {
 	}
 }
 
-func (s *eventServer) ListWorkflowEventBindings(ctx context.Context, req *event.ListWorkflowEventBindingsRequest) (*structpb.Struct, error) {
-	return s.bindings.listPage(ctx, req.GetNamespace(), req.GetListOptions(), "")
+func (s *eventServer) ListWorkflowEventBindings(ctx context.Context, req *event.ListWorkflowEventBindingsRequest) (*v1alpha1.WorkflowEventBindingList, error) {
+	return as[v1alpha1.WorkflowEventBindingList](s.bindings.listPage(ctx, req.GetNamespace(), req.GetListOptions(), ""))
 }
 
 // ReceiveEvent checks the event against every WorkflowEventBinding of the
@@ -110,9 +109,9 @@ func eventEnv(ctx context.Context, req *event.EventRequest) (map[string]any, err
 			md[k] = append(md[k], v...)
 		}
 	}
-	var payload any
-	if p := req.GetPayload(); p != nil {
-		payload = p.AsInterface()
+	var payload json.RawMessage = []byte("null")
+	if p := req.GetPayload(); p != nil && len(p.Value) > 0 {
+		payload = p.Value
 	}
 	data, err := json.Marshal(map[string]any{
 		"payload": payload, "metadata": md,
@@ -155,11 +154,7 @@ func (s *eventServer) dispatch(ctx context.Context, b *v1alpha1.WorkflowEventBin
 		return nil, err
 	}
 	// As SubmitWorkflow: validate, expand the template, create.
-	in, err := toStruct(wf)
-	if err != nil {
-		return nil, err
-	}
-	if wf, err = s.wfs.admit(ctx, b.Namespace, in); err != nil {
+	if wf, err = s.wfs.admit(ctx, b.Namespace, wf); err != nil {
 		return nil, err
 	}
 	if err := s.wfs.expand(ctx, wf); err != nil {

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
 	"github.com/braidwf/braid/internal/store"
@@ -261,18 +260,18 @@ func mapsEqual(a, b map[string]string) bool {
 // namespace's.
 func TestEventGRPC(t *testing.T) {
 	addr, st := eventFixtures(t)
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	c := event.NewEventServiceClient(conn)
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "X-GitHub-Event", "push", "authorization", "secret")
-	payload, err := structpb.NewValue(map[string]any{"kind": "push", "message": "m", "count": 1.5})
+	payload, err := v1alpha1.NewItem(map[string]any{"kind": "push", "message": "m", "count": 1.5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ReceiveEvent(ctx, &event.EventRequest{Namespace: "argo", Discriminator: "gh", Payload: payload}); err != nil {
+	if _, err := c.ReceiveEvent(ctx, &event.EventRequest{Namespace: "argo", Discriminator: "gh", Payload: &payload}); err != nil {
 		t.Fatal(err)
 	}
 	wfs := listWorkflows(t, st, "argo")
@@ -285,8 +284,8 @@ func TestEventGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, it := range l.GetFields()["items"].GetListValue().GetValues() {
-		names = append(names, it.GetStructValue().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue())
+	for _, it := range l.Items {
+		names = append(names, it.Name)
 	}
 	slices.Sort(names)
 	if want := []string{"bad-syntax", "cluster", "not-bool", "push", "tag"}; !slices.Equal(names, want) {

@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/pkg/apiclient/event"
@@ -24,7 +23,7 @@ import (
 // that matches a binding whose template is missing answers with an error
 // that names both (see ReceiveEvent).
 
-func (s *eventServer) CreateWorkflowEventBinding(ctx context.Context, req *event.CreateWorkflowEventBindingRequest) (*structpb.Struct, error) {
+func (s *eventServer) CreateWorkflowEventBinding(ctx context.Context, req *event.CreateWorkflowEventBindingRequest) (*v1alpha1.WorkflowEventBinding, error) {
 	b, err := s.admitBinding(ctx, req.GetNamespace(), req.GetWorkflowEventBinding())
 	if err != nil {
 		return nil, err
@@ -33,8 +32,8 @@ func (s *eventServer) CreateWorkflowEventBinding(ctx context.Context, req *event
 	if b.Name == "" && b.GenerateName == "" {
 		return nil, status.Error(codes.InvalidArgument, "metadata.name or metadata.generateName is required")
 	}
-	if len(req.GetCreateOptions().GetDryRun()) > 0 {
-		return toStruct(b)
+	if o := req.GetCreateOptions(); o != nil && len(o.DryRun) > 0 {
+		return b, nil
 	}
 	if b.Name != "" {
 		if err := c.store.Create(ctx, b); err != nil {
@@ -44,17 +43,17 @@ func (s *eventServer) CreateWorkflowEventBinding(ctx context.Context, req *event
 		return nil, err
 	}
 	c.log.Info("created", "kind", c.kind, "namespace", b.Namespace, "name", b.Name)
-	return toStruct(b)
+	return b, nil
 }
 
-func (s *eventServer) GetWorkflowEventBinding(ctx context.Context, req *event.GetWorkflowEventBindingRequest) (*structpb.Struct, error) {
-	return s.bindings.getStruct(ctx, req.GetNamespace(), req.GetName())
+func (s *eventServer) GetWorkflowEventBinding(ctx context.Context, req *event.GetWorkflowEventBindingRequest) (*v1alpha1.WorkflowEventBinding, error) {
+	return as[v1alpha1.WorkflowEventBinding](s.bindings.get(ctx, req.GetNamespace(), req.GetName()))
 }
 
 // UpdateWorkflowEventBinding replaces a stored binding. An empty
 // metadata.resourceVersion replaces whatever is stored; a stale one is a
 // conflict.
-func (s *eventServer) UpdateWorkflowEventBinding(ctx context.Context, req *event.UpdateWorkflowEventBindingRequest) (*structpb.Struct, error) {
+func (s *eventServer) UpdateWorkflowEventBinding(ctx context.Context, req *event.UpdateWorkflowEventBindingRequest) (*v1alpha1.WorkflowEventBinding, error) {
 	b, err := s.admitBinding(ctx, req.GetNamespace(), req.GetWorkflowEventBinding())
 	if err != nil {
 		return nil, err
@@ -80,7 +79,7 @@ func (s *eventServer) UpdateWorkflowEventBinding(ctx context.Context, req *event
 		return nil, c.errorf(err, b.Name)
 	}
 	c.log.Info("updated", "kind", c.kind, "namespace", b.Namespace, "name", b.Name)
-	return toStruct(b)
+	return b, nil
 }
 
 func (s *eventServer) DeleteWorkflowEventBinding(ctx context.Context, req *event.DeleteWorkflowEventBindingRequest) (*event.DeleteWorkflowEventBindingResponse, error) {
@@ -93,7 +92,7 @@ func (s *eventServer) DeleteWorkflowEventBinding(ctx context.Context, req *event
 // admitBinding decodes and validates a submitted binding: its namespace
 // defaults to the request's, its names are checked as Kubernetes does, and
 // its expressions must compile.
-func (s *eventServer) admitBinding(ctx context.Context, namespace string, in *structpb.Struct) (*v1alpha1.WorkflowEventBinding, error) {
+func (s *eventServer) admitBinding(ctx context.Context, namespace string, in *v1alpha1.WorkflowEventBinding) (*v1alpha1.WorkflowEventBinding, error) {
 	obj, err := s.bindings.admit(ctx, namespace, in)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apiclient/event"
@@ -173,23 +172,20 @@ func TestEventMissingTemplate(t *testing.T) {
 // The calls over gRPC: create, get, update, delete.
 func TestEventBindingGRPC(t *testing.T) {
 	addr, st := startServerStore(t, Options{})
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	c := event.NewEventServiceClient(conn)
 	ctx := context.Background()
-	body := func(selector string) *structpb.Struct {
-		s, err := structpb.NewStruct(map[string]any{
-			"metadata": map[string]any{"name": "g"},
-			"spec": map[string]any{"event": map[string]any{"selector": selector},
-				"submit": map[string]any{"workflowTemplateRef": map[string]any{"name": "greet"}}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+	body := func(selector string) *v1alpha1.WorkflowEventBinding {
+		b := &v1alpha1.WorkflowEventBinding{Spec: v1alpha1.WorkflowEventBindingSpec{
+			Event:  v1alpha1.Event{Selector: selector},
+			Submit: &v1alpha1.Submit{WorkflowTemplateRef: v1alpha1.WorkflowTemplateRef{Name: "greet"}},
+		}}
+		b.Name = "g"
+		return b
 	}
 	if _, err := c.CreateWorkflowEventBinding(ctx, &event.CreateWorkflowEventBindingRequest{Namespace: "argo", WorkflowEventBinding: body("true")}); err != nil {
 		t.Fatal(err)
@@ -205,7 +201,7 @@ func TestEventBindingGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel := got.GetFields()["spec"].GetStructValue().GetFields()["event"].GetStructValue().GetFields()["selector"].GetStringValue(); sel != "false" {
+	if sel := got.Spec.Event.Selector; sel != "false" {
 		t.Errorf("selector %q after update", sel)
 	}
 	if _, err := c.DeleteWorkflowEventBinding(ctx, &event.DeleteWorkflowEventBindingRequest{Namespace: "argo", Name: "g"}); err != nil {

@@ -29,11 +29,8 @@ import (
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
@@ -54,34 +51,33 @@ const getBufferSize = 64 << 10
 // `fields` to shape it by.
 type getRoute struct {
 	pattern, rpc string
-	vars         [][]string
-	newReq       func() proto.Message
-	get          func(context.Context, proto.Message) (*v1alpha1.Workflow, string, error)
+	newReq       func() any
+	get          func(context.Context, any) (*v1alpha1.Workflow, string, error)
 }
 
 // registerGetStream serves the REST routes of GetWorkflow and
 // GetArchivedWorkflow with serveGet. Register it after the generated
 // handlers, whose routes it replaces; the gateway's middleware (auth) runs
 // before it as before theirs.
-func registerGetStream(gw *runtime.ServeMux, wfs *workflowServer, archive *archiveServer) error {
+func registerGetStream(gw *runtime.ServeMux, wfs *workflowServer, archive *archiveServer, header func(http.Header)) error {
 	routes := []getRoute{
-		{getPattern, "/workflow.WorkflowService/GetWorkflow", [][]string{{"namespace"}, {"name"}},
-			func() proto.Message { return &workflow.WorkflowGetRequest{} },
-			func(ctx context.Context, m proto.Message) (*v1alpha1.Workflow, string, error) {
+		{getPattern, "/workflow.WorkflowService/GetWorkflow",
+			func() any { return &workflow.WorkflowGetRequest{} },
+			func(ctx context.Context, m any) (*v1alpha1.Workflow, string, error) {
 				req := m.(*workflow.WorkflowGetRequest)
 				wf, err := wfs.getRequested(ctx, req)
 				return wf, req.GetFields(), err
 			}},
-		{archiveGetPattern, "/workflowarchive.ArchivedWorkflowService/GetArchivedWorkflow", [][]string{{"uid"}},
-			func() proto.Message { return &workflowarchive.GetArchivedWorkflowRequest{} },
-			func(ctx context.Context, m proto.Message) (*v1alpha1.Workflow, string, error) {
+		{archiveGetPattern, "/workflowarchive.ArchivedWorkflowService/GetArchivedWorkflow",
+			func() any { return &workflowarchive.GetArchivedWorkflowRequest{} },
+			func(ctx context.Context, m any) (*v1alpha1.Workflow, string, error) {
 				req := m.(*workflowarchive.GetArchivedWorkflowRequest)
 				wf, err := archive.get(ctx, "get", req.GetUid(), req.GetNamespace(), req.GetName())
 				return wf, "", err
 			}},
 	}
 	for _, r := range routes {
-		if err := gw.HandlePath(http.MethodGet, r.pattern, serveGet(gw, wfs.log, r)); err != nil {
+		if err := gw.HandlePath(http.MethodGet, r.pattern, serveGet(gw, wfs.log, r, header)); err != nil {
 			return fmt.Errorf("get route %s: %w", r.pattern, err)
 		}
 	}
@@ -108,8 +104,7 @@ func (s *workflowServer) getRequested(ctx context.Context, req *workflow.Workflo
 // serveGet answers a GET of one workflow as the generated handler did:
 // the same request decoding and errors, and the same body, written as it
 // is made.
-func serveGet(gw *runtime.ServeMux, log *slog.Logger, route getRoute) runtime.HandlerFunc {
-	filter := utilities.NewDoubleArray(route.vars)
+func serveGet(gw *runtime.ServeMux, log *slog.Logger, route getRoute, header func(http.Header)) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
@@ -121,7 +116,7 @@ func serveGet(gw *runtime.ServeMux, log *slog.Logger, route getRoute) runtime.Ha
 		}
 		ctx = actx
 		req := route.newReq()
-		if err := decodeGetRequest(req, r, params, filter); err != nil {
+		if err := decodeRequest(req, r, params); err != nil {
 			runtime.HTTPError(ctx, gw, m, w, r, err)
 			return
 		}
@@ -130,24 +125,12 @@ func serveGet(gw *runtime.ServeMux, log *slog.Logger, route getRoute) runtime.Ha
 			runtime.HTTPError(ctx, gw, m, w, r, err)
 			return
 		}
-		if _, ok := m.(*compactJSONPb); !ok { // not the JSON appendItemJSON writes: the Struct
-			s, err := toStructFields(wf, fields)
-			if err != nil {
-				runtime.HTTPError(ctx, gw, m, w, r, err)
-				return
-			}
-			runtime.ForwardResponseMessage(ctx, gw, m, w, r, s, gw.GetForwardResponseOptions()...)
-			return
-		}
 		w.Header().Set("Content-Type", m.ContentType(nil))
 		if strings.Contains(strings.ToLower(r.Header.Get("TE")), "trailers") {
 			w.Header().Set("Transfer-Encoding", "chunked") // as the gateway's, which may send trailers then
 		}
-		for _, o := range gw.GetForwardResponseOptions() {
-			if err := o(ctx, w, &structpb.Struct{}); err != nil {
-				runtime.HTTPError(ctx, gw, m, w, r, fmt.Errorf("error handling ForwardResponseOptions: %w", err))
-				return
-			}
+		if header != nil {
+			header(w.Header())
 		}
 		sw := &startedWriter{ResponseWriter: w}
 		bw := bufio.NewWriterSize(sw, getBufferSize)
@@ -166,23 +149,6 @@ func serveGet(gw *runtime.ServeMux, log *slog.Logger, route getRoute) runtime.Ha
 			panic(http.ErrAbortHandler) // the client cannot take a part for the whole
 		}
 	}
-}
-
-// decodeGetRequest fills req from the path variables and the query, with
-// the errors of the generated handler.
-func decodeGetRequest(req proto.Message, r *http.Request, params map[string]string, filter *utilities.DoubleArray) error {
-	for k, v := range params {
-		if err := runtime.PopulateFieldFromPath(req, k, v); err != nil {
-			return status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", k, err)
-		}
-	}
-	if err := r.ParseForm(); err != nil {
-		return status.Errorf(codes.InvalidArgument, "%v", err)
-	}
-	if err := runtime.PopulateQueryParameters(req, r.Form, filter); err != nil {
-		return status.Errorf(codes.InvalidArgument, "%v", err)
-	}
-	return nil
 }
 
 // writeWorkflowJSON writes the JSON the gateway wrote for

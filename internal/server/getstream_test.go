@@ -10,12 +10,12 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	gwruntime "github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -27,10 +27,10 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// oldGetGateway is the REST gateway as it answered GETs before
-// getstream.go: the generated handlers alone, with the server's marshaler,
-// error handler, response header and auth middleware, behind gk's HTTP
-// authentication.
+// oldGetGateway answers the REST GETs of a workflow and of an archived
+// one as the generated gateway handler did when objects travelled as
+// Structs (structJSON), with the server's marshaler, error handler,
+// response header and auth middleware, behind gk's HTTP authentication.
 func oldGetGateway(t testing.TB, st Store, gk *auth.Gatekeeper) http.Handler {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
@@ -43,17 +43,47 @@ func oldGetGateway(t testing.TB, st Store, gk *auth.Gatekeeper) http.Handler {
 		gwruntime.WithRoutingErrorHandler(routingErrorHandler),
 		gwruntime.WithUnescapingMode(gwruntime.UnescapingModeAllExceptReserved),
 		gwruntime.WithMiddlewares(gk.GatewayMiddleware(auth.GatewayRoutes())),
-		gwruntime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
-			w.Header().Set("Grpc-Metadata-Argo-Version", testVersion.Version)
-			return nil
-		}),
 	)
-	ctx := context.Background()
-	if err := workflow.RegisterWorkflowServiceHandlerServer(ctx, gw, &workflowServer{store: st, log: log}); err != nil {
-		t.Fatal(err)
-	}
-	if err := workflowarchive.RegisterArchivedWorkflowServiceHandlerServer(ctx, gw, newArchiveServer(st, log)); err != nil {
-		t.Fatal(err)
+	wfs, archive := &workflowServer{store: st, log: log}, newArchiveServer(st, log)
+	for _, r := range []getRoute{
+		{getPattern, "/workflow.WorkflowService/GetWorkflow",
+			func() any { return &workflow.WorkflowGetRequest{} },
+			func(ctx context.Context, m any) (*v1alpha1.Workflow, string, error) {
+				req := m.(*workflow.WorkflowGetRequest)
+				wf, err := wfs.getRequested(ctx, req)
+				return wf, req.GetFields(), err
+			}},
+		{archiveGetPattern, "/workflowarchive.ArchivedWorkflowService/GetArchivedWorkflow",
+			func() any { return &workflowarchive.GetArchivedWorkflowRequest{} },
+			func(ctx context.Context, m any) (*v1alpha1.Workflow, string, error) {
+				req := m.(*workflowarchive.GetArchivedWorkflowRequest)
+				wf, err := archive.get(ctx, "get", req.GetUid(), req.GetNamespace(), req.GetName())
+				return wf, "", err
+			}},
+	} {
+		if err := gw.HandlePath(http.MethodGet, r.pattern, func(w http.ResponseWriter, req *http.Request, params map[string]string) {
+			_, m := gwruntime.MarshalerForRequest(gw, req)
+			ctx, err := gwruntime.AnnotateIncomingContext(req.Context(), gw, req, r.rpc, gwruntime.WithHTTPPathPattern(r.pattern))
+			if err == nil {
+				in := r.newReq()
+				if err = decodeRequest(in, req, params); err == nil {
+					var wf *v1alpha1.Workflow
+					var fields string
+					if wf, fields, err = r.get(ctx, in); err == nil {
+						w.Header().Set("Content-Type", "application/json")
+						w.Header().Set("Grpc-Metadata-Argo-Version", testVersion.Version)
+						if strings.Contains(strings.ToLower(req.Header.Get("TE")), "trailers") {
+							w.Header().Set("Transfer-Encoding", "chunked")
+						}
+						_, _ = w.Write(structJSON(t, wf, fields))
+						return
+					}
+				}
+			}
+			gwruntime.HTTPError(ctx, gw, m, w, req, err)
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return gk.HTTP(gw, auth.HTTPConfig{})
 }

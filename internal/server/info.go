@@ -8,6 +8,7 @@ import (
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/version"
 	"github.com/braidwf/braid/pkg/apiclient/info"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 type infoServer struct {
@@ -23,9 +24,9 @@ func (s *infoServer) GetInfo(context.Context, *info.GetInfoRequest) (*info.InfoR
 	}, nil
 }
 
-func (s *infoServer) GetVersion(context.Context, *info.GetVersionRequest) (*info.Version, error) {
+func (s *infoServer) GetVersion(context.Context, *info.GetVersionRequest) (*v1alpha1.Version, error) {
 	v := s.version
-	out := &info.Version{
+	out := &v1alpha1.Version{
 		Version:   v.Version,
 		BuildDate: v.BuildDate,
 		GitCommit: v.GitCommit,
@@ -56,4 +57,10 @@ func (s *infoServer) GetUserInfo(ctx context.Context, _ *info.GetUserInfoRequest
 		ServiceAccountNamespace: id.ServiceAccountNamespace,
 		Name:                    id.Name,
 	}, nil
+}
+
+// CollectEvent takes the UI's usage events, as argo-server does; braid
+// keeps none of them.
+func (s *infoServer) CollectEvent(context.Context, *info.CollectEventRequest) (*info.CollectEventResponse, error) {
+	return &info.CollectEventResponse{}, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
@@ -28,15 +29,15 @@ type listQuery struct {
 // field selectors spec.startedAt>T and spec.startedAt<T, which braid
 // answers from the creation time (a workflow starts when it is created).
 func parseListRequest(req *workflow.WorkflowListRequest) (listQuery, error) {
-	lo := req.GetListOptions()
+	lo := listOptions(req.GetListOptions())
 	q := listQuery{opts: store.ListOptions{
-		LabelSelector: lo.GetLabelSelector(), Limit: lo.GetLimit(), Continue: lo.GetContinue(),
+		LabelSelector: lo.LabelSelector, Limit: lo.Limit, Continue: lo.Continue,
 	}}
-	if lo.GetLimit() < 0 {
+	if lo.Limit < 0 {
 		return q, status.Error(codes.InvalidArgument, "listOptions.limit must not be negative")
 	}
 	var keep []string
-	for _, r := range strings.Split(lo.GetFieldSelector(), ",") {
+	for _, r := range strings.Split(lo.FieldSelector, ",") {
 		r = strings.TrimSpace(r)
 		switch {
 		case r == "" || strings.HasPrefix(r, "ext."):
@@ -137,4 +138,21 @@ func setStartedAtBound(r string, after, before *time.Time) error {
 		*before = t
 	}
 	return nil
+}
+
+// listOptions is lo, or the zero options when the request has none.
+func listOptions(lo *metav1.ListOptions) metav1.ListOptions {
+	if lo == nil {
+		return metav1.ListOptions{}
+	}
+	return *lo
+}
+
+// ptrValue is *p, or the zero value for nil.
+func ptrValue[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

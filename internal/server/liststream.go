@@ -26,12 +26,8 @@ import (
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -87,31 +83,31 @@ func parseListShape(fields string) listShape {
 	return sh
 }
 
-// shape applies a tree of the shape to one JSON value (an item, or the
-// list's metadata) and converts it to a Struct.
-func (sh listShape) shape(v any, t fieldTree) (*structpb.Struct, error) {
+// shaped is v with a tree of the shape applied (kept, or with drop,
+// dropped); a nil tree keeps all of v.
+func shaped[T any](v *T, t fieldTree, drop bool) (*T, error) {
+	if t == nil {
+		return v, nil
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "encode %T: %v", v, err)
-	}
-	out := &structpb.Struct{}
-	if t == nil {
-		if err := protojson.Unmarshal(data, out); err != nil {
-			return nil, status.Errorf(codes.Internal, "convert %T: %v", v, err)
-		}
-		return out, nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, status.Errorf(codes.Internal, "decode %T: %v", v, err)
 	}
-	if sh.drop {
+	if drop {
 		dropFields(m, t)
 	} else {
 		m, _ = keepFields(m, t).(map[string]any)
 	}
-	if out, err = structpb.NewStruct(m); err != nil {
-		return nil, status.Errorf(codes.Internal, "convert %T: %v", v, err)
+	if data, err = json.Marshal(m); err != nil {
+		return nil, status.Errorf(codes.Internal, "encode %T: %v", v, err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, status.Errorf(codes.Internal, "decode %T: %v", v, err)
 	}
 	return out, nil
 }
@@ -258,38 +254,37 @@ func (s *workflowServer) walkWorkflows(ctx context.Context, namespace string, q 
 	}
 }
 
-// structSink collects the items of a gRPC list as Structs.
-type structSink struct {
+// itemSink collects the items of a gRPC list, shaped.
+type itemSink struct {
 	shape listShape
-	items []*structpb.Value
+	items []v1alpha1.Workflow
 }
 
-func (c *structSink) item(wf *v1alpha1.Workflow) error {
-	s, err := c.shape.shape(wf, c.shape.items)
+func (c *itemSink) item(wf *v1alpha1.Workflow) error {
+	if !c.shape.keepItems {
+		return nil
+	}
+	out, err := shaped(wf, c.shape.items, c.shape.drop)
 	if err != nil {
 		return err
 	}
-	c.items = append(c.items, structpb.NewStructValue(s))
+	c.items = append(c.items, *out)
 	return nil
 }
 
-// listStruct is the Struct of a whole list, as toStructFields makes it
-// from a WorkflowList: "items" is null when there are none.
-func (sh listShape) listStruct(items []*structpb.Value, meta metav1.ListMeta) (*structpb.Struct, error) {
-	out := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	if sh.keepItems {
-		out.Fields["items"] = structpb.NewNullValue()
-		if len(items) > 0 {
-			out.Fields["items"] = structpb.NewListValue(&structpb.ListValue{Values: items})
-		}
+// list is the whole list of a gRPC answer: the items, and the list's
+// metadata as the shape keeps it (the protobuf message has no way to
+// leave a part out: a dropped part is empty).
+func (sh listShape) list(items []v1alpha1.Workflow, meta metav1.ListMeta) (*v1alpha1.WorkflowList, error) {
+	out := &v1alpha1.WorkflowList{Items: items}
+	if !sh.keepMeta {
+		return out, nil
 	}
-	if sh.keepMeta {
-		m, err := sh.shape(meta, sh.meta)
-		if err != nil {
-			return nil, err
-		}
-		out.Fields["metadata"] = structpb.NewStructValue(m)
+	m, err := shaped(&meta, sh.meta, sh.drop)
+	if err != nil {
+		return nil, err
 	}
+	out.ListMeta = *m
 	return out, nil
 }
 
@@ -297,21 +292,21 @@ func (sh listShape) listStruct(items []*structpb.Value, meta metav1.ListMeta) (*
 // ListArchivedWorkflows with serveList. Register it after the generated
 // handlers, whose routes it replaces; the gateway's middleware (auth) runs
 // before it as before theirs.
-func registerListStream(gw *runtime.ServeMux, wfs *workflowServer, archive *archiveServer) error {
+func registerListStream(gw *runtime.ServeMux, wfs *workflowServer, archive *archiveServer, header func(http.Header)) error {
 	routes := []struct {
 		pattern string
 		h       runtime.HandlerFunc
 	}{
-		{listPattern, serveList(gw, wfs.log, [][]string{{"namespace"}},
-			func() proto.Message { return &workflow.WorkflowListRequest{} },
-			func(m proto.Message) listShape { return parseListShape(m.(*workflow.WorkflowListRequest).GetFields()) },
-			func(ctx context.Context, m proto.Message, sh listShape, sink listSink) (metav1.ListMeta, error) {
+		{listPattern, serveList(gw, wfs.log, header,
+			func() any { return &workflow.WorkflowListRequest{} },
+			func(m any) listShape { return parseListShape(m.(*workflow.WorkflowListRequest).GetFields()) },
+			func(ctx context.Context, m any, sh listShape, sink listSink) (metav1.ListMeta, error) {
 				return wfs.listWorkflows(ctx, m.(*workflow.WorkflowListRequest), sh, sink)
 			})},
-		{archiveListPattern, serveList(gw, archive.log, nil,
-			func() proto.Message { return &workflowarchive.ListArchivedWorkflowsRequest{} },
-			func(proto.Message) listShape { return parseListShape("") },
-			func(ctx context.Context, m proto.Message, _ listShape, sink listSink) (metav1.ListMeta, error) {
+		{archiveListPattern, serveList(gw, archive.log, header,
+			func() any { return &workflowarchive.ListArchivedWorkflowsRequest{} },
+			func(any) listShape { return parseListShape("") },
+			func(ctx context.Context, m any, _ listShape, sink listSink) (metav1.ListMeta, error) {
 				return archive.listArchived(ctx, m.(*workflowarchive.ListArchivedWorkflowsRequest), sink)
 			})},
 	}
@@ -328,25 +323,22 @@ func registerListStream(gw *runtime.ServeMux, wfs *workflowServer, archive *arch
 // error before the first byte is answered as the gateway answers it; one
 // after cuts the response, so that the client cannot take a partial list
 // for a whole one.
-func serveList(gw *runtime.ServeMux, log *slog.Logger, vars [][]string, newReq func() proto.Message,
-	shapeOf func(proto.Message) listShape,
-	list func(context.Context, proto.Message, listShape, listSink) (metav1.ListMeta, error)) runtime.HandlerFunc {
-	filter := utilities.NewDoubleArray(vars)
+func serveList(gw *runtime.ServeMux, log *slog.Logger, header func(http.Header), newReq func() any,
+	shapeOf func(any) listShape,
+	list func(context.Context, any, listShape, listSink) (metav1.ListMeta, error)) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		ctx := r.Context()
 		_, m := runtime.MarshalerForRequest(gw, r)
 		req := newReq()
-		if err := decodeStreamRequest(req, r, params, filter); err != nil {
-			runtime.HTTPError(ctx, gw, m, w, r, status.Error(codes.InvalidArgument, err.Error()))
+		if err := decodeRequest(req, r, params); err != nil {
+			runtime.HTTPError(ctx, gw, m, w, r, err)
 			return
 		}
 		sh := shapeOf(req)
 		jw := &jsonListWriter{w: w, m: m, shape: sh, rc: http.NewResponseController(w), open: func() error {
 			w.Header().Set("Content-Type", m.ContentType(nil))
-			for _, o := range gw.GetForwardResponseOptions() {
-				if err := o(ctx, w, &structpb.Struct{}); err != nil {
-					return err
-				}
+			if header != nil {
+				header(w.Header())
 			}
 			return nil
 		}}
@@ -438,13 +430,13 @@ func (j *jsonListWriter) finish(sh listShape, meta metav1.ListMeta) error {
 		tail = append(tail, ']')
 	}
 	if sh.keepMeta {
-		ms, err := sh.shape(meta, sh.meta)
-		if err != nil {
-			return err
-		}
-		b, err := j.m.Marshal(ms)
+		data, err := json.Marshal(meta)
 		if err != nil {
 			return status.Errorf(codes.Internal, "encode the list's metadata: %v", err)
+		}
+		b, err := appendItemJSON(nil, data, sh.meta, sh.drop)
+		if err != nil {
+			return err
 		}
 		if sh.keepItems {
 			tail = append(tail, ',')

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -61,7 +63,10 @@ type logQuery struct {
 
 func parseLogQuery(req *workflow.WorkflowLogRequest, now time.Time) (logQuery, error) {
 	o := req.GetLogOptions()
-	q := logQuery{pod: req.GetPodName(), tail: -1, follow: o.GetFollow(), entry: maxLogEntry}
+	if o == nil {
+		o = &corev1.PodLogOptions{}
+	}
+	q := logQuery{pod: req.GetPodName(), tail: -1, follow: o.Follow, entry: maxLogEntry}
 	if g := req.GetGrep(); g != "" {
 		re, err := regexp.Compile(g)
 		if err != nil {
@@ -69,21 +74,21 @@ func parseLogQuery(req *workflow.WorkflowLogRequest, now time.Time) (logQuery, e
 		}
 		q.grep = re
 	}
-	if o.GetTailLines() != 0 {
-		q.tail = o.GetTailLines()
+	if o.TailLines != nil && *o.TailLines != 0 {
+		q.tail = *o.TailLines
 	}
-	if n := o.GetLimitBytes(); n < 0 {
+	if n := ptrValue(o.LimitBytes); n < 0 {
 		return q, status.Errorf(codes.InvalidArgument, "logOptions.limitBytes %d: must be positive (or 0 for no limit)", n)
 	} else if n > 0 {
 		q.limit = n
 	}
-	if secs := o.GetSinceSeconds(); secs > 0 {
+	if secs := ptrValue(o.SinceSeconds); secs > 0 {
 		q.since = now.Add(-time.Duration(secs) * time.Second)
 	}
-	if t := o.GetSinceTime(); t != nil {
-		q.since = t.AsTime()
+	if t := o.SinceTime; t != nil {
+		q.since = t.Time
 	}
-	if c := o.GetContainer(); c != "" && c != "main" {
+	if c := o.Container; c != "" && c != "main" {
 		q.none = true
 	}
 	return q, nil
@@ -161,7 +166,14 @@ type podLog struct {
 
 // round sends what each selected pod's log gained since the last round.
 func (t *logTail) round(wf *v1alpha1.Workflow, final bool) error {
-	for _, n := range stepsInOrder(wf) {
+	lastWrite := func(n *v1alpha1.NodeStatus) time.Time {
+		fi, err := os.Stat(t.s.logPath(wf.Namespace, wf.Name, printer.PodName(wf, n)))
+		if err != nil {
+			return time.Unix(1<<40, 0) // no log yet: after those that have one
+		}
+		return fi.ModTime()
+	}
+	for _, n := range stepsInOrder(wf, lastWrite) {
 		pod := printer.PodName(wf, &n)
 		if t.q.pod != "" && pod != t.q.pod && n.ID != t.q.pod {
 			continue
@@ -361,17 +373,28 @@ func readByte(f *os.File, off int64) (byte, error) {
 }
 
 // stepsInOrder lists the nodes that have a log, in the order they started.
-func stepsInOrder(wf *v1alpha1.Workflow) []v1alpha1.NodeStatus {
+// A node's startedAt has whole seconds only: steps that started in the
+// same second are in the order their logs were last written (lastWrite),
+// so that a step that ran after another, within that second, comes after
+// it, as Argo's lines sorted by time do.
+func stepsInOrder(wf *v1alpha1.Workflow, lastWrite func(*v1alpha1.NodeStatus) time.Time) []v1alpha1.NodeStatus {
 	var nodes []v1alpha1.NodeStatus
 	for _, n := range wf.Status.Nodes {
 		if n.Type == v1alpha1.NodeTypePod {
 			nodes = append(nodes, n)
 		}
 	}
+	written := make(map[string]time.Time, len(nodes))
+	for i := range nodes {
+		written[nodes[i].ID] = lastWrite(&nodes[i])
+	}
 	sort.Slice(nodes, func(i, j int) bool {
 		a, b := nodes[i], nodes[j]
 		if !a.StartedAt.Equal(&b.StartedAt) {
 			return a.StartedAt.Before(&b.StartedAt)
+		}
+		if wa, wb := written[a.ID], written[b.ID]; !wa.Equal(wb) {
+			return wa.Before(wb)
 		}
 		return a.ID < b.ID
 	})

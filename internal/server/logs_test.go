@@ -16,7 +16,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/encoding/protojson"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/printer"
@@ -284,7 +284,7 @@ func TestLogsOfOneHugeLineREST(t *testing.T) {
 func TestLogsOfOneHugeLineGRPC(t *testing.T) {
 	srv, path := logServer(t)
 	writeOneLine(t, path, 32<<20)
-	conn, err := grpc.NewClient(serveOn(t, srv), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(serveOn(t, srv), grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestLogsOfOneHugeLineGRPC(t *testing.T) {
 	defer cancel()
 	tail, limit := int64(2), int64(maxLogEntry+10)
 	stream, err := workflow.NewWorkflowServiceClient(conn).WorkflowLogs(ctx, &workflow.WorkflowLogRequest{Namespace: "argo", Name: "big",
-		LogOptions: &workflow.PodLogOptions{Container: "main", TailLines: &tail, LimitBytes: &limit}})
+		LogOptions: &corev1.PodLogOptions{Container: "main", TailLines: &tail, LimitBytes: &limit}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestLogEntryLine(t *testing.T) {
 			t.Fatalf("%q: %s is not JSON: %v", content, line, err)
 		}
 		got := &workflow.LogEntry{}
-		if err := protojson.Unmarshal(frame.Result, got); err != nil {
+		if err := json.Unmarshal(frame.Result, got); err != nil {
 			t.Fatalf("%q: %s: %v", content, line, err)
 		}
 		want := strings.ToValidUTF8(content, "\uFFFD")

@@ -23,10 +23,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/server/auth"
+	"github.com/braidwf/braid/internal/server/gateway"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/version"
@@ -34,9 +34,11 @@ import (
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/event"
 	"github.com/braidwf/braid/pkg/apiclient/info"
+	syncapi "github.com/braidwf/braid/pkg/apiclient/sync"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
+	"github.com/braidwf/braid/pkg/wirecodec"
 )
 
 // Store is what the server needs from a store (internal/store/sqlite.Store
@@ -117,6 +119,9 @@ type Options struct {
 	// start-up recovery) is done: /readyz answers 503 with the error's
 	// message until it returns nil. Nil: ready once serving.
 	Ready func() error
+	// SyncLimits keeps the semaphore limits the sync service manages
+	// (synclimits.go); nil: the service answers Unimplemented.
+	SyncLimits SyncLimits
 }
 
 // Server serves the API. Create it with New and run it with Serve.
@@ -142,9 +147,12 @@ func New(opts Options) (*Server, error) {
 
 	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
 	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
+	syncs := &syncServer{limits: opts.SyncLimits}
 
 	s.guard = &panicGuard{log: opts.Logger}
 	s.grpc = grpc.NewServer(
+		// Argo's wire format for braid's tagged Go types (api/README.md).
+		grpc.ForceServerCodecV2(wirecodec.CodecV2{}),
 		grpc.MaxRecvMsgSize(int(opts.MaxRequestBytes)),
 		grpc.ChainUnaryInterceptor(s.guard.unary, opts.Auth.UnaryInterceptor, s.versionHeader),
 		grpc.ChainStreamInterceptor(s.guard.stream, opts.Auth.StreamInterceptor, stopStreams(s.stopping)),
@@ -153,9 +161,10 @@ func New(opts Options) (*Server, error) {
 	svcs.archive.forget = opts.ForgetWorkflow
 	workflow.RegisterWorkflowServiceServer(s.grpc, wfs)
 	info.RegisterInfoServiceServer(s.grpc, infos)
+	syncapi.RegisterSyncServiceServer(s.grpc, syncs)
 	svcs.registerGRPC(s.grpc)
 
-	gw, err := s.gateway(wfs, infos, svcs)
+	gw, err := s.gateway(wfs, infos, syncs, svcs)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +208,7 @@ func (opts Options) publicPaths() auth.HTTPConfig {
 
 // gateway is the REST side of the services: the generated handlers, then
 // the streams and the streamed lists and gets that replace some of them.
-func (s *Server) gateway(wfs *workflowServer, infos *infoServer, svcs *kindServers) (*runtime.ServeMux, error) {
+func (s *Server) gateway(wfs *workflowServer, infos *infoServer, syncs *syncServer, svcs *kindServers) (*runtime.ServeMux, error) {
 	opts := s.opts
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &compactJSONPb{runtime.JSONPb{
@@ -216,29 +225,29 @@ func (s *Server) gateway(wfs *workflowServer, infos *infoServer, svcs *kindServe
 		// route) and reaches the handler still escaped.
 		runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptReserved),
 		runtime.WithMiddlewares(opts.Auth.GatewayMiddleware(auth.GatewayRoutes())),
-		runtime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
-			w.Header().Set("Grpc-Metadata-Argo-Version", opts.Version.Version)
-			return nil
-		}),
 	)
-	ctx := context.Background()
-	if err := workflow.RegisterWorkflowServiceHandlerServer(ctx, gw, wfs); err != nil {
+	header := func(h http.Header) { h.Set("Grpc-Metadata-Argo-Version", opts.Version.Version) }
+	gwOpts := gateway.Options{Header: header, Marshal: restJSON}
+	if err := gateway.Register(gw, &workflow.WorkflowService_ServiceDesc, wfs, workflow.Routes, gwOpts); err != nil {
 		return nil, fmt.Errorf("server: register workflow gateway: %w", err)
 	}
-	if err := info.RegisterInfoServiceHandlerServer(ctx, gw, infos); err != nil {
+	if err := gateway.Register(gw, &info.InfoService_ServiceDesc, infos, info.Routes, gwOpts); err != nil {
 		return nil, fmt.Errorf("server: register info gateway: %w", err)
 	}
-	if err := svcs.registerGateway(ctx, gw); err != nil {
+	if err := gateway.Register(gw, &syncapi.SyncService_ServiceDesc, syncs, syncapi.Routes, gwOpts); err != nil {
+		return nil, fmt.Errorf("server: register sync gateway: %w", err)
+	}
+	if err := svcs.registerGateway(gw, gwOpts); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	// After the generated handlers, whose streaming stubs these replace.
+	// After the generic handlers, whose routes these replace.
 	if err := registerStreams(gw, wfs, s.stopping, opts.KeepAlive); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if err := registerListStream(gw, wfs, svcs.archive); err != nil { // the lists, streamed (liststream.go)
+	if err := registerListStream(gw, wfs, svcs.archive, header); err != nil { // the lists, streamed (liststream.go)
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if err := registerGetStream(gw, wfs, svcs.archive); err != nil { // one workflow, streamed (getstream.go)
+	if err := registerGetStream(gw, wfs, svcs.archive, header); err != nil { // one workflow, streamed (getstream.go)
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	return gw, nil
@@ -309,7 +318,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		scheme, l = "https", tls.NewListener(l, s.opts.TLS)
 	}
 	m := cmux.New(l)
-	grpcL := m.MatchWithWriters(cmux.HTTP2MatchHeaderFieldSendSettings("content-type", "application/grpc"))
+	grpcL := m.MatchWithWriters(cmux.HTTP2MatchHeaderFieldPrefixSendSettings("content-type", "application/grpc"))
 	httpL := m.Match(cmux.Any())
 	hs := &http.Server{Handler: s.http, ReadHeaderTimeout: 30 * time.Second}
 	if s.opts.TLS != nil {

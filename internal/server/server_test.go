@@ -16,10 +16,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/version"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/info"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -330,7 +329,7 @@ func TestRESTPagination(t *testing.T) {
 
 func TestGRPC(t *testing.T) {
 	addr := startServer(t)
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,10 +342,7 @@ func TestGRPC(t *testing.T) {
 	if err := json.Unmarshal([]byte(wfJSON("g")), &src); err != nil {
 		t.Fatal(err)
 	}
-	in, err := apiclient.ToStruct(&src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := &src
 	var hdr metadata.MD
 	created, err := wfc.CreateWorkflow(ctx, &workflow.WorkflowCreateRequest{Namespace: "ns1", Workflow: in}, grpc.Header(&hdr))
 	if err != nil {
@@ -355,54 +351,46 @@ func TestGRPC(t *testing.T) {
 	if got := hdr.Get("argo-version"); len(got) != 1 || got[0] != "v0.1.0" {
 		t.Errorf("argo-version header %v", got)
 	}
-	var wf v1alpha1.Workflow
-	if err := apiclient.FromStruct(created, &wf); err != nil {
-		t.Fatal(err)
-	}
+	wf := *created
 	if wf.Namespace != "ns1" || !strings.HasPrefix(wf.Name, "hello-") {
 		t.Fatalf("created %+v", wf.ObjectMeta)
 	}
 
 	tests := []struct {
 		name string
-		call func() (*structpb.Struct, error)
+		call func() (any, error)
 		code codes.Code
-		want func(t *testing.T, s *structpb.Struct)
+		want func(t *testing.T, v any)
 	}{
-		{name: "get", call: func() (*structpb.Struct, error) {
+		{name: "get", call: func() (any, error) {
 			return wfc.GetWorkflow(ctx, &workflow.WorkflowGetRequest{Namespace: "ns1", Name: wf.Name})
-		}, want: func(t *testing.T, s *structpb.Struct) {
-			var got v1alpha1.Workflow
-			if err := apiclient.FromStruct(s, &got); err != nil {
-				t.Fatal(err)
-			}
+		}, want: func(t *testing.T, v any) {
+			got := v.(*v1alpha1.Workflow)
 			if got.UID != wf.UID || got.Spec.Templates[0].Container.Image != "alpine" {
 				t.Errorf("got %+v", got.ObjectMeta)
 			}
 		}},
-		{name: "get missing", call: func() (*structpb.Struct, error) {
+		{name: "get missing", call: func() (any, error) {
 			return wfc.GetWorkflow(ctx, &workflow.WorkflowGetRequest{Namespace: "ns1", Name: "missing"})
 		}, code: codes.NotFound},
-		{name: "list", call: func() (*structpb.Struct, error) {
-			return wfc.ListWorkflows(ctx, &workflow.WorkflowListRequest{Namespace: "ns1", ListOptions: &workflow.ListOptions{LabelSelector: "app=g"}})
-		}, want: func(t *testing.T, s *structpb.Struct) {
-			var l v1alpha1.WorkflowList
-			if err := apiclient.FromStruct(s, &l); err != nil {
-				t.Fatal(err)
-			}
+		{name: "list", call: func() (any, error) {
+			return wfc.ListWorkflows(ctx, &workflow.WorkflowListRequest{Namespace: "ns1", ListOptions: &metav1.ListOptions{LabelSelector: "app=g"}})
+		}, want: func(t *testing.T, v any) {
+			l := v.(*v1alpha1.WorkflowList)
 			if len(l.Items) != 1 || l.Items[0].Name != wf.Name {
 				t.Errorf("list %+v", l.Items)
 			}
 		}},
-		{name: "list all namespaces", call: func() (*structpb.Struct, error) {
+		{name: "list all namespaces", call: func() (any, error) {
 			return wfc.ListWorkflows(ctx, &workflow.WorkflowListRequest{})
-		}, want: func(t *testing.T, s *structpb.Struct) {
-			if n := len(s.GetFields()["items"].GetListValue().GetValues()); n != 1 {
+		}, want: func(t *testing.T, v any) {
+			if n := len(v.(*v1alpha1.WorkflowList).Items); n != 1 {
 				t.Errorf("%d items", n)
 			}
 		}},
-		{name: "create invalid", call: func() (*structpb.Struct, error) {
-			bad, _ := structpb.NewStruct(map[string]any{"metadata": map[string]any{"name": "x"}, "spec": map[string]any{}})
+		{name: "create invalid", call: func() (any, error) {
+			bad := &v1alpha1.Workflow{}
+			bad.Name = "x"
 			return wfc.CreateWorkflow(ctx, &workflow.WorkflowCreateRequest{Namespace: "ns1", Workflow: bad})
 		}, code: codes.InvalidArgument},
 	}
@@ -419,7 +407,7 @@ func TestGRPC(t *testing.T) {
 	}
 
 	v, err := info.NewInfoServiceClient(conn).GetVersion(ctx, &info.GetVersionRequest{})
-	if err != nil || v.GetVersion() != "v0.1.0" {
+	if err != nil || v.Version != "v0.1.0" {
 		t.Errorf("GetVersion = %v, %v", v, err)
 	}
 	if _, err := wfc.DeleteWorkflow(ctx, &workflow.WorkflowDeleteRequest{Namespace: "ns1", Name: wf.Name}); err != nil {

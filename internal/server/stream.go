@@ -18,7 +18,6 @@ package server
 // that writes frames: the same service code serves gRPC and REST.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,16 +29,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/braidwf/braid/pkg/apiclient/rest"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 )
 
@@ -58,27 +56,17 @@ type streamCall[Req, Resp any] func(*Req, grpc.ServerStreamingServer[Resp]) erro
 // the query string fills the others, as the gateway does for unary GETs.
 // Register it after the generated handlers: the gateway tries the newest
 // registration first, so this replaces their "not supported" stub.
-func handleStream[Req, Resp any, PReq interface {
-	*Req
-	proto.Message
-}](gw *runtime.ServeMux, stop <-chan struct{}, keepAlive time.Duration, pattern string, call streamCall[Req, Resp]) error {
-	var vars [][]string
-	for _, seg := range strings.Split(pattern, "/") {
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-			vars = append(vars, []string{seg[1 : len(seg)-1]})
-		}
-	}
-	filter := utilities.NewDoubleArray(vars)
+func handleStream[Req, Resp any](gw *runtime.ServeMux, stop <-chan struct{}, keepAlive time.Duration, pattern string, call streamCall[Req, Resp]) error {
 	h := func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		req := PReq(new(Req))
-		if err := decodeStreamRequest(req, r, params, filter); err != nil {
-			writeError(w, codes.InvalidArgument, err.Error())
+		req := new(Req)
+		if err := decodeRequest(req, r, params); err != nil {
+			writeError(w, codes.InvalidArgument, status.Convert(err).Message())
 			return
 		}
 		ctx, cancel := stopContext(r.Context(), stop)
 		defer cancel()
 		rs := newRESTStream(ctx, w, r.Header.Get("Accept") == sseContentType, keepAlive)
-		err := call((*Req)(req), &grpc.GenericServerStream[Req, Resp]{ServerStream: rs})
+		err := call(req, &grpc.GenericServerStream[Req, Resp]{ServerStream: rs})
 		rs.finish(err)
 	}
 	if err := gw.HandlePath(http.MethodGet, pattern, h); err != nil {
@@ -87,19 +75,14 @@ func handleStream[Req, Resp any, PReq interface {
 	return nil
 }
 
-func decodeStreamRequest(req proto.Message, r *http.Request, params map[string]string, filter *utilities.DoubleArray) error {
-	for k, v := range params {
-		if err := runtime.PopulateFieldFromPath(req, k, v); err != nil {
-			return fmt.Errorf("type mismatch, parameter: %s, error: %w", k, err)
-		}
-	}
+// decodeRequest fills req (a pointer to a request message) from the path
+// variables and the query, as the gateway does for unary GETs; a bad value
+// is InvalidArgument.
+func decodeRequest(req any, r *http.Request, params map[string]string) error {
 	if err := r.ParseForm(); err != nil {
-		return fmt.Errorf("query: %w", err)
+		return status.Errorf(codes.InvalidArgument, "%v", err)
 	}
-	if err := runtime.PopulateQueryParameters(req, r.Form, filter); err != nil {
-		return fmt.Errorf("query: %w", err)
-	}
-	return nil
+	return rest.Bind(req, params, r.Form)
 }
 
 // stopContext is ctx, also cancelled when stop closes (the server shuts
@@ -185,27 +168,22 @@ func (s *restStream) SetTrailer(metadata.MD) {}
 func (s *restStream) RecvMsg(any) error { return io.EOF }
 
 func (s *restStream) SendMsg(m any) error {
-	msg, ok := m.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "stream: %T is not a proto message", m)
-	}
 	var line []byte
-	if e, ok := msg.(*workflow.LogEntry); ok {
+	switch e := m.(type) {
+	case *workflow.LogEntry:
 		line = logEntryLine(e)
-	} else {
-		// Proto field names, and empty fields left out.
-		b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
+	case *workflow.WorkflowWatchEvent:
+		b, err := watchEventLine(e)
 		if err != nil {
 			return status.Errorf(codes.Internal, "stream: encode %T: %v", m, err)
 		}
-		var buf bytes.Buffer
-		buf.Grow(len(b) + len(`{"result":}`))
-		buf.WriteString(`{"result":`)
-		if err := json.Compact(&buf, b); err != nil {
-			return status.Errorf(codes.Internal, "stream: compact %T: %v", m, err)
+		line = b
+	default: // an object (an Event): as its Struct was written
+		b, err := restJSON(m)
+		if err != nil {
+			return status.Errorf(codes.Internal, "stream: encode %T: %v", m, err)
 		}
-		buf.WriteByte('}')
-		line = buf.Bytes()
+		line = append(append([]byte(`{"result":`), b...), '}')
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,6 +191,26 @@ func (s *restStream) SendMsg(m any) error {
 		return err
 	}
 	return s.frameLocked(line)
+}
+
+// watchEventLine is {"result":<e>} as protojson wrote e when its object
+// was a Struct: type, then the object's JSON with its keys sorted; empty
+// fields left out.
+func watchEventLine(e *workflow.WorkflowWatchEvent) ([]byte, error) {
+	b := []byte(`{"result":{`)
+	sep := ""
+	if e.Type != "" {
+		b = appendJSONString(append(b, `"type":`...), e.Type)
+		sep = ","
+	}
+	if e.Object != nil {
+		obj, err := restJSON(e.Object)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, sep+`"object":`...), obj...)
+	}
+	return append(b, "}}"...), nil
 }
 
 // logEntryLine is {"result":<e>} as protojson writes e (proto field names,
@@ -408,7 +406,7 @@ func registerStreams(gw *runtime.ServeMux, wfs *workflowServer, stop <-chan stru
 	for _, err := range []error{
 		handleStream[workflow.WatchWorkflowsRequest, workflow.WorkflowWatchEvent](gw, stop, keepAlive,
 			"/api/v1/workflow-events/{namespace}", wfs.WatchWorkflows),
-		handleStream[workflow.WatchEventsRequest, structpb.Struct](gw, stop, keepAlive,
+		handleStream[workflow.WatchEventsRequest, corev1.Event](gw, stop, keepAlive,
 			"/api/v1/stream/events/{namespace}", wfs.WatchEvents),
 		handleStream[workflow.WorkflowLogRequest, workflow.LogEntry](gw, stop, keepAlive,
 			"/api/v1/workflows/{namespace}/{name}/log", wfs.WorkflowLogs),

@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/spec"
@@ -39,7 +38,7 @@ func submitKind(k string) (store.Kind, bool) {
 
 // SubmitWorkflow creates a workflow from a WorkflowTemplate,
 // ClusterWorkflowTemplate or CronWorkflow (argo submit --from).
-func (s *workflowServer) SubmitWorkflow(ctx context.Context, req *workflow.WorkflowSubmitRequest) (*structpb.Struct, error) {
+func (s *workflowServer) SubmitWorkflow(ctx context.Context, req *workflow.WorkflowSubmitRequest) (*v1alpha1.Workflow, error) {
 	kind, ok := submitKind(req.GetResourceKind())
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "resourceKind %q is not supported: use WorkflowTemplate, ClusterWorkflowTemplate or CronWorkflow", req.GetResourceKind())
@@ -55,20 +54,19 @@ func (s *workflowServer) SubmitWorkflow(ctx context.Context, req *workflow.Workf
 	if err := applySubmitOpts(wf, req.GetSubmitOptions()); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	in, err := toStruct(wf)
-	if err != nil {
-		return nil, err
-	}
-	wf, err = s.admit(ctx, ns, in)
+	wf, err = s.admit(ctx, ns, wf)
 	if err != nil {
 		return nil, err
 	}
 	o := req.GetSubmitOptions()
-	if o.GetServerDryRun() && wf.Name == "" {
+	if o == nil {
+		o = &v1alpha1.SubmitOpts{}
+	}
+	if o.ServerDryRun && wf.Name == "" {
 		wf.Name = sqlite.GenerateName(wf.GenerateName) // as the store would name it
 	}
-	if o.GetDryRun() || o.GetServerDryRun() {
-		return toStruct(wf)
+	if o.DryRun || o.ServerDryRun {
+		return wf, nil
 	}
 	if err := s.expand(ctx, wf); err != nil {
 		return nil, err
@@ -77,7 +75,7 @@ func (s *workflowServer) SubmitWorkflow(ctx context.Context, req *workflow.Workf
 		return nil, err
 	}
 	s.log.Info("workflow submitted", "namespace", wf.Namespace, "name", wf.Name, "from", string(kind)+"/"+req.GetResourceName())
-	return toStruct(wf)
+	return wf, nil
 }
 
 // workflowFrom builds the workflow a template or cron workflow submits.
@@ -152,17 +150,17 @@ func setLabel(wf *v1alpha1.Workflow, k, v string) {
 }
 
 // applySubmitOpts applies argo's SubmitOpts.
-func applySubmitOpts(wf *v1alpha1.Workflow, o *workflow.SubmitOpts) error {
+func applySubmitOpts(wf *v1alpha1.Workflow, o *v1alpha1.SubmitOpts) error {
 	if o == nil {
 		return nil
 	}
 	if err := spec.ApplySubmitOptions(wf, spec.SubmitOptions{
-		Parameters: o.GetParameters(), Entrypoint: o.GetEntryPoint(),
-		Name: o.GetName(), GenerateName: o.GetGenerateName(), Labels: o.GetLabels(),
+		Parameters: o.Parameters, Entrypoint: o.Entrypoint,
+		Name: o.Name, GenerateName: o.GenerateName, Labels: o.Labels,
 	}); err != nil {
 		return err
 	}
-	if a := o.GetAnnotations(); a != "" {
+	if a := o.Annotations; a != "" {
 		for _, kv := range strings.Split(a, ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
@@ -174,20 +172,18 @@ func applySubmitOpts(wf *v1alpha1.Workflow, o *workflow.SubmitOpts) error {
 			wf.Annotations[k] = v
 		}
 	}
-	if sa := o.GetServiceAccount(); sa != "" {
+	if sa := o.ServiceAccount; sa != "" {
 		wf.Spec.ServiceAccountName = sa
 	}
-	if pc := o.GetPodPriorityClassName(); pc != "" {
+	if pc := o.PodPriorityClassName; pc != "" {
 		wf.Spec.PodPriorityClassName = pc
 	}
 	if o.Priority != nil {
-		p := o.GetPriority()
+		p := *o.Priority
 		wf.Spec.Priority = &p
 	}
-	if ref := o.GetOwnerReference(); ref != nil && ref.GetName() != "" {
-		wf.OwnerReferences = append(wf.OwnerReferences, metav1.OwnerReference{
-			APIVersion: ref.GetApiVersion(), Kind: ref.GetKind(), Name: ref.GetName(),
-		})
+	if ref := o.OwnerReference; ref != nil && ref.Name != "" {
+		wf.OwnerReferences = append(wf.OwnerReferences, *ref.DeepCopy())
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -30,20 +28,20 @@ func newTemplateServer(st Store, log *slog.Logger) *templateServer {
 	}}
 }
 
-func (s *templateServer) CreateWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateCreateRequest) (*structpb.Struct, error) {
-	return s.crud.create(ctx, req.GetNamespace(), req.GetTemplate(), req.GetCreateOptions())
+func (s *templateServer) CreateWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateCreateRequest) (*v1alpha1.WorkflowTemplate, error) {
+	return as[v1alpha1.WorkflowTemplate](s.crud.create(ctx, req.GetNamespace(), req.GetTemplate(), req.GetCreateOptions()))
 }
 
-func (s *templateServer) GetWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateGetRequest) (*structpb.Struct, error) {
-	return s.crud.getStruct(ctx, req.GetNamespace(), req.GetName())
+func (s *templateServer) GetWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateGetRequest) (*v1alpha1.WorkflowTemplate, error) {
+	return as[v1alpha1.WorkflowTemplate](s.crud.get(ctx, req.GetNamespace(), req.GetName()))
 }
 
-func (s *templateServer) ListWorkflowTemplates(ctx context.Context, req *workflowtemplate.WorkflowTemplateListRequest) (*structpb.Struct, error) {
-	return s.crud.listPage(ctx, req.GetNamespace(), req.GetListOptions(), req.GetNamePattern())
+func (s *templateServer) ListWorkflowTemplates(ctx context.Context, req *workflowtemplate.WorkflowTemplateListRequest) (*v1alpha1.WorkflowTemplateList, error) {
+	return as[v1alpha1.WorkflowTemplateList](s.crud.listPage(ctx, req.GetNamespace(), req.GetListOptions(), req.GetNamePattern()))
 }
 
-func (s *templateServer) UpdateWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateUpdateRequest) (*structpb.Struct, error) {
-	return s.crud.update(ctx, req.GetNamespace(), req.GetName(), req.GetTemplate())
+func (s *templateServer) UpdateWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateUpdateRequest) (*v1alpha1.WorkflowTemplate, error) {
+	return as[v1alpha1.WorkflowTemplate](s.crud.update(ctx, req.GetNamespace(), req.GetName(), req.GetTemplate()))
 }
 
 func (s *templateServer) DeleteWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateDeleteRequest) (*workflowtemplate.WorkflowTemplateDeleteResponse, error) {
@@ -53,6 +51,6 @@ func (s *templateServer) DeleteWorkflowTemplate(ctx context.Context, req *workfl
 	return &workflowtemplate.WorkflowTemplateDeleteResponse{}, nil
 }
 
-func (s *templateServer) LintWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateLintRequest) (*structpb.Struct, error) {
-	return s.crud.lint(ctx, req.GetNamespace(), req.GetTemplate())
+func (s *templateServer) LintWorkflowTemplate(ctx context.Context, req *workflowtemplate.WorkflowTemplateLintRequest) (*v1alpha1.WorkflowTemplate, error) {
+	return as[v1alpha1.WorkflowTemplate](s.crud.lint(ctx, req.GetNamespace(), req.GetTemplate()))
 }

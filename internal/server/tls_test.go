@@ -72,7 +72,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	t.Run("grpc", func(t *testing.T) {
-		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS.Clone())))
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS.Clone())), wireCodec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -42,10 +44,10 @@ import (
 // envelope (result.object.metadata.name), as in Argo.
 func (s *workflowServer) WatchWorkflows(req *workflow.WatchWorkflowsRequest, stream grpc.ServerStreamingServer[workflow.WorkflowWatchEvent]) error {
 	ctx := stream.Context()
-	lo := req.GetListOptions()
-	if t := lo.GetTimeoutSeconds(); t > 0 {
+	lo := listOptions(req.GetListOptions())
+	if t := lo.TimeoutSeconds; t != nil && *t > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Second)
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(*t)*time.Second)
 		defer cancel()
 	}
 	f, err := s.watchFilter(ctx, req.GetNamespace(), lo)
@@ -64,7 +66,7 @@ func (s *workflowServer) WatchWorkflows(req *workflow.WatchWorkflowsRequest, str
 	if err := stream.SendHeader(nil); err != nil {
 		return err
 	}
-	rv := lo.GetResourceVersion()
+	rv := lo.ResourceVersion
 	w.initial = rv == "" || rv == "0"
 	if w.initial {
 		// Listed after subscribing, so nothing between the two is missed;
@@ -93,7 +95,7 @@ func (s *workflowServer) WatchWorkflows(req *workflow.WatchWorkflowsRequest, str
 
 // WatchEvents streams Kubernetes core/v1 Events. braid has none, so the
 // stream opens and stays empty until the client goes away.
-func (s *workflowServer) WatchEvents(_ *workflow.WatchEventsRequest, stream grpc.ServerStreamingServer[structpb.Struct]) error {
+func (s *workflowServer) WatchEvents(_ *workflow.WatchEventsRequest, stream grpc.ServerStreamingServer[corev1.Event]) error {
 	if err := stream.SendHeader(nil); err != nil {
 		return err
 	}
@@ -118,16 +120,16 @@ func (f watchFilter) matches(o store.Object) bool {
 // watchFilter parses the selectors and resolves a metadata.name
 // requirement: @latest becomes the newest workflow's name, and a name that
 // does not exist is NotFound.
-func (s *workflowServer) watchFilter(ctx context.Context, namespace string, lo *workflow.ListOptions) (watchFilter, error) {
+func (s *workflowServer) watchFilter(ctx context.Context, namespace string, lo metav1.ListOptions) (watchFilter, error) {
 	f := watchFilter{labels: labels.Everything(), fields: fields.Everything()}
-	if ls := strings.TrimSpace(lo.GetLabelSelector()); ls != "" {
+	if ls := strings.TrimSpace(lo.LabelSelector); ls != "" {
 		sel, err := labels.Parse(ls)
 		if err != nil {
 			return f, status.Errorf(codes.InvalidArgument, "listOptions.labelSelector %q: %v", ls, err)
 		}
 		f.labels = sel
 	}
-	fs := storeFieldSelector(lo.GetFieldSelector())
+	fs := storeFieldSelector(lo.FieldSelector)
 	if fs == "" {
 		return f, nil
 	}
@@ -306,10 +308,14 @@ func (w *workflowWatch) sendFull(ctx context.Context, t store.EventType, o store
 }
 
 func (w *workflowWatch) send(t store.EventType, o store.Object) error {
-	obj := &structpb.Struct{}
+	var obj *v1alpha1.Workflow
 	if w.fields.keepAll {
+		wf, ok := o.(*v1alpha1.Workflow)
+		if !ok {
+			return status.Errorf(codes.Internal, "store returned %T for a workflow", o)
+		}
 		var err error
-		if obj, err = toStructFields(o, w.fields.fields); err != nil {
+		if obj, err = withFields(wf, w.fields.fields); err != nil {
 			return err
 		}
 	}

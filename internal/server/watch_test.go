@@ -22,7 +22,6 @@ import (
 
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
-	"github.com/braidwf/braid/pkg/apiclient"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -289,7 +288,7 @@ func TestWatchGRPC(t *testing.T) {
 	addr, st := startServerStore(t, Options{})
 	createWorkflow(t, st, "argo", "wf-1", nil)
 	runWorkflow(t, st, "argo", "wf-1")
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), wireCodec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,12 +297,12 @@ func TestWatchGRPC(t *testing.T) {
 	defer cancel()
 	c := workflow.NewWorkflowServiceClient(conn)
 
-	if s, err := c.WatchWorkflows(ctx, &workflow.WatchWorkflowsRequest{Namespace: "argo", ListOptions: &workflow.ListOptions{FieldSelector: "metadata.name=nope"}}); err == nil {
+	if s, err := c.WatchWorkflows(ctx, &workflow.WatchWorkflowsRequest{Namespace: "argo", ListOptions: &metav1.ListOptions{FieldSelector: "metadata.name=nope"}}); err == nil {
 		if _, err = s.Recv(); status.Code(err) != codes.NotFound {
 			t.Errorf("unknown name: %v", err)
 		}
 	}
-	s, err := c.WatchWorkflows(ctx, &workflow.WatchWorkflowsRequest{Namespace: "argo", ListOptions: &workflow.ListOptions{FieldSelector: "metadata.name=wf-1", ResourceVersion: "0"}})
+	s, err := c.WatchWorkflows(ctx, &workflow.WatchWorkflowsRequest{Namespace: "argo", ListOptions: &metav1.ListOptions{FieldSelector: "metadata.name=wf-1", ResourceVersion: "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,9 +310,9 @@ func TestWatchGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wf v1alpha1.Workflow
-	if err := apiclient.FromStruct(ev.GetObject(), &wf); err != nil {
-		t.Fatal(err)
+	wf := ev.GetObject()
+	if wf == nil {
+		t.Fatal("an event without its workflow")
 	}
 	if ev.GetType() != "ADDED" || wf.Name != "wf-1" || wf.Status.Phase != v1alpha1.WorkflowRunning || len(wf.Status.Nodes) != 1 {
 		t.Errorf("first event %s %s %s with %d nodes", ev.GetType(), wf.Name, wf.Status.Phase, len(wf.Status.Nodes))

@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/structpb"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 
 	"github.com/braidwf/braid/internal/artifact"
@@ -39,19 +38,19 @@ type workflowServer struct {
 	artifacts *artifact.Drivers // nil: no artifact GC on delete
 }
 
-func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.WorkflowCreateRequest) (*structpb.Struct, error) {
+func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.WorkflowCreateRequest) (*v1alpha1.Workflow, error) {
 	wf, err := s.admit(ctx, req.GetNamespace(), req.GetWorkflow())
 	if err != nil {
 		return nil, err
 	}
-	if len(req.GetCreateOptions().GetDryRun()) > 0 {
-		return toStruct(wf)
+	if o := req.GetCreateOptions(); o != nil && len(o.DryRun) > 0 {
+		return wf, nil
 	}
 	if req.GetServerDryRun() {
 		if wf.Name == "" {
 			wf.Name = sqlite.GenerateName(wf.GenerateName)
 		}
-		return toStruct(wf)
+		return wf, nil
 	}
 	if err := s.expand(ctx, wf); err != nil {
 		return nil, err
@@ -60,37 +59,33 @@ func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.Workf
 		return nil, err
 	}
 	s.log.Info("workflow created", "namespace", wf.Namespace, "name", wf.Name)
-	return toStruct(wf)
+	return wf, nil
 }
 
-func (s *workflowServer) LintWorkflow(ctx context.Context, req *workflow.WorkflowLintRequest) (*structpb.Struct, error) {
-	wf, err := s.admit(ctx, req.GetNamespace(), req.GetWorkflow())
-	if err != nil {
-		return nil, err
-	}
-	return toStruct(wf)
+func (s *workflowServer) LintWorkflow(ctx context.Context, req *workflow.WorkflowLintRequest) (*v1alpha1.Workflow, error) {
+	return s.admit(ctx, req.GetNamespace(), req.GetWorkflow())
 }
 
 // GetWorkflow answers a gRPC get (a REST get is streamed by serveGet).
-func (s *workflowServer) GetWorkflow(ctx context.Context, req *workflow.WorkflowGetRequest) (*structpb.Struct, error) {
+func (s *workflowServer) GetWorkflow(ctx context.Context, req *workflow.WorkflowGetRequest) (*v1alpha1.Workflow, error) {
 	wf, err := s.getRequested(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return toStructFields(wf, req.GetFields())
+	return withFields(wf, req.GetFields())
 }
 
 // ListWorkflows answers a gRPC list (REST lists are streamed by
 // serveWorkflowList): see listWorkflows. The message holds every item, but
-// the server holds no more than their Structs and a store page.
-func (s *workflowServer) ListWorkflows(ctx context.Context, req *workflow.WorkflowListRequest) (*structpb.Struct, error) {
+// the server holds no more than the items, shaped, and a store page.
+func (s *workflowServer) ListWorkflows(ctx context.Context, req *workflow.WorkflowListRequest) (*v1alpha1.WorkflowList, error) {
 	sh := parseListShape(req.GetFields())
-	sink := structSink{shape: sh}
+	sink := itemSink{shape: sh}
 	meta, err := s.listWorkflows(ctx, req, sh, &sink)
 	if err != nil {
 		return nil, err
 	}
-	return sh.listStruct(sink.items, meta)
+	return sh.list(sink.items, meta)
 }
 
 func (s *workflowServer) DeleteWorkflow(ctx context.Context, req *workflow.WorkflowDeleteRequest) (*workflow.WorkflowDeleteResponse, error) {
@@ -98,15 +93,10 @@ func (s *workflowServer) DeleteWorkflow(ctx context.Context, req *workflow.Workf
 	if err != nil {
 		return nil, err
 	}
-	if p := req.GetDeleteOptions().GetPreconditions(); p != nil {
-		if p.GetUid() != "" && p.GetUid() != string(wf.GetUID()) {
-			return nil, status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q: precondition failed: uid %s does not match %s", wf.Name, p.GetUid(), wf.GetUID())
-		}
-		if p.GetResourceVersion() != "" && p.GetResourceVersion() != wf.GetResourceVersion() {
-			return nil, status.Errorf(codes.AlreadyExists, "workflows.argoproj.io %q: precondition failed: resourceVersion %s does not match %s", wf.Name, p.GetResourceVersion(), wf.GetResourceVersion())
-		}
+	if err := checkPreconditions("workflows.argoproj.io", wf.Name, req.GetDeleteOptions(), wf); err != nil {
+		return nil, err
 	}
-	if len(req.GetDeleteOptions().GetDryRun()) > 0 {
+	if o := req.GetDeleteOptions(); o != nil && len(o.DryRun) > 0 {
 		return &workflow.WorkflowDeleteResponse{}, nil
 	}
 	if s.artifacts != nil {
@@ -145,32 +135,17 @@ func (s *workflowServer) get(ctx context.Context, namespace, name string) (*v1al
 }
 
 // admit decodes and validates a submitted workflow, as Create and Lint do.
-// The namespace of the path is the default of the object's.
-func (s *workflowServer) admit(ctx context.Context, namespace string, in *structpb.Struct) (*v1alpha1.Workflow, error) {
-	if in == nil || len(in.GetFields()) == 0 {
+// The namespace of the path is the default of the object's. The Workflow
+// returned is in itself, completed.
+func (s *workflowServer) admit(ctx context.Context, namespace string, in *v1alpha1.Workflow) (*v1alpha1.Workflow, error) {
+	if in == nil {
 		return nil, status.Error(codes.InvalidArgument, "workflow is required")
 	}
-	data, err := workflowJSON(in)
-	if err != nil {
+	if err := setTypeMeta(in); err != nil {
 		return nil, err
 	}
-	docs, err := spec.LoadNoLines("", data, spec.Strict)
-	data = nil // not kept beside the Workflow
-	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
-	}
-	if len(docs) != 1 {
-		return nil, status.Errorf(codes.InvalidArgument, "workflow: expected one document, got %d", len(docs))
-	}
-	doc := docs[0]
-	wf, ok := doc.Object.(*v1alpha1.Workflow)
-	if !ok {
-		msg := doc.Skipped
-		if msg == "" {
-			msg = "not a Workflow"
-		}
-		return nil, status.Errorf(codes.InvalidArgument, "workflow: %s", msg)
-	}
+	wf := in
+	doc := spec.ObjectDocument(wf)
 	switch {
 	case wf.Namespace == "" && namespace == "":
 		wf.Namespace = defaultNamespace

@@ -294,3 +294,16 @@ func cleanJSONError(err error) string {
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
+
+// ObjectDocument is the Document of an object that is already typed (an
+// API request, decoded from JSON or protobuf): its apiVersion and kind are
+// the object's (Argo's when it has none: the protobuf wire carries none),
+// and it has no lines.
+func ObjectDocument(obj Object) *Document {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	doc := &Document{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), Object: obj}
+	if doc.Name == "" {
+		doc.Name = obj.GetGenerateName()
+	}
+	return doc
+}

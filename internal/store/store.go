@@ -24,6 +24,11 @@ var (
 	// ErrForbidden: the store serves only some namespaces (a namespaced
 	// braid), and the call names another.
 	ErrForbidden = errors.New("forbidden")
+	// ErrUnavailable: the store cannot do this as it is set up, and
+	// retrying cannot help until its configuration changes (a database
+	// sync limit where no database is configured, a limit that the config
+	// file sets).
+	ErrUnavailable = errors.New("not available")
 )
 
 // Kind is an Argo kind name: "Workflow", "WorkflowTemplate", ...
@@ -109,4 +114,24 @@ type MemoEntry struct {
 	// CreatedAt is when the entry was saved (maxAge counts from it);
 	// LastHitAt when it was last used, or CreatedAt.
 	CreatedAt, LastHitAt time.Time
+}
+
+// SyncLimitRef names the limit of a semaphore (synchronization.semaphore):
+// the key Key of the ConfigMap ConfigMap in Namespace (configMapKeyRef),
+// or, with ConfigMap "", the database semaphore "Namespace/Key"
+// (database.key), as Argo's sync service names them.
+type SyncLimitRef struct {
+	Namespace, ConfigMap, Key string
+}
+
+// Database reports whether r names a database semaphore's limit.
+func (r SyncLimitRef) Database() bool { return r.ConfigMap == "" }
+
+// String is "namespace/configMap/key", or "namespace/key" for a database
+// limit.
+func (r SyncLimitRef) String() string {
+	if r.Database() {
+		return r.Namespace + "/" + r.Key
+	}
+	return r.Namespace + "/" + r.ConfigMap + "/" + r.Key
 }

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/types/known/structpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // listMem is L1: a real braid server holds count workflows, each suspended
@@ -111,22 +113,19 @@ func (w listMem) run(bin, dir string) ([]listMemResult, time.Duration, error) {
 }
 
 // l1Workflow suspends at its only step: it gets a node and runs nothing.
-func l1Workflow(i int64) *structpb.Struct {
-	s, _ := structpb.NewStruct(map[string]any{
-		"metadata": map[string]any{
-			"name":   "l1-" + strconv.FormatInt(i, 10),
-			"labels": map[string]any{"bench": "l1"},
-		},
-		"spec": map[string]any{
-			"entrypoint": "main",
-			"arguments":  map[string]any{"parameters": []any{map[string]any{"name": "n", "value": strconv.FormatInt(i, 10)}}},
-			"templates": []any{
-				map[string]any{"name": "main", "suspend": map[string]any{}},
-				map[string]any{"name": "unused", "container": map[string]any{"image": "busybox", "command": []any{"true"}}},
+func l1Workflow(i int64) *v1alpha1.Workflow {
+	n := strconv.FormatInt(i, 10)
+	return &v1alpha1.Workflow{
+		ObjectMeta: metav1.ObjectMeta{Name: "l1-" + n, Labels: map[string]string{"bench": "l1"}},
+		Spec: v1alpha1.WorkflowSpec{
+			Entrypoint: "main",
+			Arguments:  v1alpha1.Arguments{Parameters: []v1alpha1.Parameter{{Name: "n", Value: v1alpha1.AnyStringPtr(n)}}},
+			Templates: []v1alpha1.Template{
+				{Name: "main", Suspend: &v1alpha1.SuspendTemplate{}},
+				{Name: "unused", Container: trueContainer()},
 			},
 		},
-	})
-	return s
+	}
 }
 
 // waitIdle waits until the server has used under 5% of a CPU for two

@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"time"
 
-	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	wfapi "github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // logTail is L2: a real braid server runs one step that prints one line of
@@ -108,19 +110,15 @@ func (w logTail) run(bin, dir string) ([]logTailResult, time.Duration, error) {
 }
 
 // l2Workflow's one step prints size bytes of 'x' and no newline.
-func l2Workflow(size int64) *structpb.Struct {
-	s, _ := structpb.NewStruct(map[string]any{
-		"metadata": map[string]any{"name": "l2"},
-		"spec": map[string]any{
-			"entrypoint": "main",
-			"templates": []any{map[string]any{
-				"name": "main",
-				"container": map[string]any{"image": "busybox", "command": []any{"sh", "-c",
-					"head -c " + strconv.FormatInt(size, 10) + " /dev/zero | tr '\\0' x"}},
-			}},
+func l2Workflow(size int64) *v1alpha1.Workflow {
+	return &v1alpha1.Workflow{
+		ObjectMeta: metav1.ObjectMeta{Name: "l2"},
+		Spec: v1alpha1.WorkflowSpec{
+			Entrypoint: "main",
+			Templates: []v1alpha1.Template{{Name: "main", Container: &corev1.Container{Image: "busybox", Command: []string{"sh", "-c",
+				"head -c " + strconv.FormatInt(size, 10) + " /dev/zero | tr '\\0' x"}}}},
 		},
-	})
-	return s
+	}
 }
 
 // getLog GETs the workflow's log once with query and measures it: the time

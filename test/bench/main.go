@@ -31,7 +31,8 @@ func main() {
 	w6 := throughput{}
 	flag.IntVar(&w6.count, "w6-count", 2000, "W6: workflows to submit")
 	flag.IntVar(&w6.clients, "w6-clients", 8, "W6: clients submitting at once")
-	flag.StringVar(&w6.profile, "w6-cpuprofile", "", "W6: write the server's CPU profile to this file")
+	flag.StringVar(&w6.profile, "w6-cpuprofile", "", "W6: write the server's CPU profile to this file (of the last run)")
+	flag.StringVar(&w6.transports, "w6-transports", "grpc,rest", "W6: the client transports to measure, one report line each: grpc, rest (JSON over the HTTP/1 client)")
 	w7 := flag.String("w7-steps", "10000,50000", "W7: sizes of the one-workflow runs")
 	a1 := bigArtifact{}
 	flag.Int64Var(&a1.size, "a1-size", 1<<30, "A1: the artifact's size in bytes")
@@ -39,18 +40,21 @@ func main() {
 	flag.IntVar(&l1.count, "l1-count", 10000, "L1: workflows stored before the whole list is read")
 	l2 := logTail{}
 	flag.Int64Var(&l2.size, "l2-size", 1<<30, "L2: bytes of the one log line whose tail is read")
+	g1 := bigGet{}
+	flag.IntVar(&g1.nodes, "g1-nodes", 10000, "G1: nodes of the workflow that is read")
+	flag.IntVar(&g1.runs, "g1-runs", 20, "G1: GETs over each transport (the median is reported)")
 	plain := flag.Bool("plain-server", false, "W6, W7: run braid server without TLS or client auth (--secure=false --auth-mode server), "+
 		"as before they were its defaults; by default the server runs with its defaults and the clients pin its certificate and send its local token")
 	flag.Parse()
-	w6.plain, l1.plain = *plain, *plain
+	w6.plain, l1.plain, g1.plain = *plain, *plain, *plain
 	l2.plain, l2.runs = *plain, *runs
-	if err := run(*braid, *runs, *jobs, *only, *isolation, w6, *w7, *plain, a1, l1, l2); err != nil {
+	if err := run(*braid, *runs, *jobs, *only, *isolation, w6, *w7, *plain, a1, l1, l2, g1); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7 string, plain bool, a1 bigArtifact, l1 listMem, l2 logTail) error {
+func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7 string, plain bool, a1 bigArtifact, l1 listMem, l2 logTail, g1 bigGet) error {
 	bin, err := filepath.Abs(braid)
 	if err != nil {
 		return err
@@ -99,6 +103,11 @@ func run(braid string, runs, jobs int, only, isolation string, w6 throughput, w7
 			return err
 		}
 	}
+	if only == "" || strings.Contains(","+only+",", ",G1,") {
+		if err := runG1(bin, dir, g1); err != nil {
+			return err
+		}
+	}
 	if only == "" || strings.Contains(","+only+",", ",A1,") {
 		return runA1(bin, dir, runs, a1)
 	}
@@ -122,22 +131,39 @@ func runW7(bin, dir, sizes string, plain bool) error {
 	return nil
 }
 
-// runW6 measures W6 runs times and prints the median rate and the largest
-// peak RSS.
+// runW6 measures W6 runs times over each transport (the transports take
+// turns, so that drift of the machine hits them alike) and prints, per
+// transport, the median rate and the largest peak RSS.
 func runW6(bin, dir string, runs int, w6 throughput) error {
-	var rates []time.Duration
-	var peak int64
-	for range runs {
-		r, err := w6.run(bin, dir)
-		if err != nil {
-			return fmt.Errorf("W6: %w", err)
+	var modes []bool // http1 of each transport, in the order asked
+	for _, t := range strings.Split(w6.transports, ",") {
+		switch strings.TrimSpace(t) {
+		case "grpc":
+			modes = append(modes, false)
+		case "rest":
+			modes = append(modes, true)
+		default:
+			return fmt.Errorf("W6: transport %q: want grpc or rest", t)
 		}
-		rates = append(rates, r.took)
-		peak = max(peak, r.peakKiB)
 	}
-	took := median(rates)
-	fmt.Printf("\nW6 (%d single-step workflows through the API, %d clients, %s): median %s, %.0f workflows/min, server peak RSS %.1f MiB\n",
-		w6.count, w6.clients, serverKind(w6.plain), took.Round(time.Millisecond), float64(w6.count)/took.Minutes(), float64(peak)/1024)
+	took := make([][]time.Duration, len(modes))
+	peak := make([]int64, len(modes))
+	for range runs {
+		for i, http1 := range modes {
+			r, err := w6.run(bin, dir, http1)
+			if err != nil {
+				return fmt.Errorf("W6 over %s: %w", transportName(http1), err)
+			}
+			took[i] = append(took[i], r.took)
+			peak[i] = max(peak[i], r.peakKiB)
+		}
+	}
+	fmt.Printf("\nW6 (%d single-step workflows through the API, %d clients, %s; median of %d):\n", w6.count, w6.clients, serverKind(w6.plain), runs)
+	for i, http1 := range modes {
+		d := median(took[i])
+		fmt.Printf("  over %-4s  %s, %.0f workflows/min, server peak RSS %.1f MiB\n",
+			transportName(http1), d.Round(time.Millisecond), float64(w6.count)/d.Minutes(), float64(peak[i])/1024)
+	}
 	return nil
 }
 

@@ -16,21 +16,26 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	apiclient "github.com/braidwf/braid/pkg/apiclient/client"
 	wfapi "github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // throughput is W6: count single-step workflows submitted through the API
-// of a real braid server by clients at once, as fast as they go. It reports
-// workflows per minute from the first submit to the last completion, and
-// the server's peak RSS.
+// of a real braid server by clients at once, as fast as they go, over gRPC
+// (Argo's wire format) or REST (JSON, the client's HTTP/1 transport). It
+// reports workflows per minute from the first submit to the last
+// completion, and the server's peak RSS.
 type throughput struct {
-	count   int
-	clients int
-	profile string // the server's CPU profile, when set
-	plain   bool   // the server without TLS or client auth
+	count      int
+	clients    int
+	profile    string // the server's CPU profile, when set
+	plain      bool   // the server without TLS or client auth
+	transports string // comma-separated: grpc, rest
 }
 
 type throughputResult struct {
@@ -39,7 +44,8 @@ type throughputResult struct {
 	peakKiB int64
 }
 
-func (w throughput) run(bin, dir string) (throughputResult, error) {
+// run runs W6 once over gRPC, or over REST when rest is set.
+func (w throughput) run(bin, dir string, rest bool) (throughputResult, error) {
 	var res throughputResult
 	home := filepath.Join(dir, "home-w6")
 	defer os.RemoveAll(home)
@@ -53,6 +59,14 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 	}
 	defer srv.stop()
 	client := srv.client
+	if rest {
+		c, err := srv.dial(true)
+		if err != nil {
+			return res, err
+		}
+		defer c.Close()
+		client = c.Workflow
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := waitReady(ctx, client); err != nil {
@@ -74,7 +88,7 @@ func (w throughput) run(bin, dir string) (throughputResult, error) {
 
 // createAll creates count workflows, mk(0) to mk(count-1), from clients
 // goroutines at once; it returns the first error.
-func createAll(ctx context.Context, client wfapi.WorkflowServiceClient, count, clients int, mk func(int64) *structpb.Struct) error {
+func createAll(ctx context.Context, client wfapi.WorkflowServiceClient, count, clients int, mk func(int64) *v1alpha1.Workflow) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -99,25 +113,25 @@ func createAll(ctx context.Context, client wfapi.WorkflowServiceClient, count, c
 	return <-errs
 }
 
-func w6Workflow(i int64) *structpb.Struct {
-	s, _ := structpb.NewStruct(map[string]any{
-		"apiVersion": "argoproj.io/v1alpha1",
-		"kind":       "Workflow",
-		"metadata":   map[string]any{"name": "w6-" + strconv.FormatInt(i, 10)},
-		"spec": map[string]any{
-			"entrypoint": "main",
-			"templates": []any{map[string]any{
-				"name":      "main",
-				"container": map[string]any{"image": "busybox", "command": []any{"true"}},
-			}},
+func w6Workflow(i int64) *v1alpha1.Workflow {
+	return &v1alpha1.Workflow{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: "Workflow"},
+		ObjectMeta: metav1.ObjectMeta{Name: "w6-" + strconv.FormatInt(i, 10)},
+		Spec: v1alpha1.WorkflowSpec{
+			Entrypoint: "main",
+			Templates:  []v1alpha1.Template{{Name: "main", Container: trueContainer()}},
 		},
-	})
-	return s
+	}
+}
+
+// trueContainer runs `true`.
+func trueContainer() *corev1.Container {
+	return &corev1.Container{Image: "busybox", Command: []string{"true"}}
 }
 
 func waitReady(ctx context.Context, client wfapi.WorkflowServiceClient) error {
 	for {
-		_, err := client.ListWorkflows(ctx, &wfapi.WorkflowListRequest{Namespace: "default", ListOptions: &wfapi.ListOptions{Limit: 1}})
+		_, err := client.ListWorkflows(ctx, &wfapi.WorkflowListRequest{Namespace: "default", ListOptions: &metav1.ListOptions{Limit: 1}})
 		if err == nil {
 			return nil
 		}
@@ -134,26 +148,23 @@ func waitCompleted(ctx context.Context, client wfapi.WorkflowServiceClient, n in
 	for {
 		list, err := client.ListWorkflows(ctx, &wfapi.WorkflowListRequest{
 			Namespace:   "default",
-			ListOptions: &wfapi.ListOptions{LabelSelector: "workflows.argoproj.io/completed=true"},
+			ListOptions: &metav1.ListOptions{LabelSelector: "workflows.argoproj.io/completed=true"},
 			Fields:      "items.metadata.name,items.status.phase",
 		})
 		if err != nil {
 			return err
 		}
-		items := list.GetFields()["items"].GetListValue().GetValues()
-		if len(items) >= n {
-			for _, it := range items {
-				phase := it.GetStructValue().GetFields()["status"].GetStructValue().GetFields()["phase"].GetStringValue()
-				if phase != "Succeeded" {
-					name := it.GetStructValue().GetFields()["metadata"].GetStructValue().GetFields()["name"].GetStringValue()
-					return fmt.Errorf("%s ended %s%s", name, phase, why(ctx, client, name))
+		if len(list.Items) >= n {
+			for _, it := range list.Items {
+				if it.Status.Phase != v1alpha1.WorkflowSucceeded {
+					return fmt.Errorf("%s ended %s%s", it.Name, it.Status.Phase, why(ctx, client, it.Name))
 				}
 			}
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d of %d completed: %w", len(items), n, ctx.Err())
+			return fmt.Errorf("%d of %d completed: %w", len(list.Items), n, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -166,12 +177,10 @@ func why(ctx context.Context, client wfapi.WorkflowServiceClient, name string) s
 	if err != nil {
 		return ""
 	}
-	status := wf.GetFields()["status"].GetStructValue().GetFields()
 	var b strings.Builder
-	b.WriteString(": " + status["message"].GetStringValue())
-	for id, n := range status["nodes"].GetStructValue().GetFields() {
-		f := n.GetStructValue().GetFields()
-		fmt.Fprintf(&b, "; node %s (%s): %s %s", id, f["type"].GetStringValue(), f["phase"].GetStringValue(), f["message"].GetStringValue())
+	b.WriteString(": " + wf.Status.Message)
+	for id, n := range wf.Status.Nodes {
+		fmt.Fprintf(&b, "; node %s (%s): %s %s", id, n.Type, n.Phase, n.Message)
 	}
 	return b.String()
 }
@@ -229,19 +238,7 @@ func (w big) run(bin, dir string) (bigResult, error) {
 	}
 	wc0, wb0 := procIO(srv.pid())
 	start := time.Now()
-	s, _ := structpb.NewStruct(map[string]any{
-		"metadata": map[string]any{"name": "w7"},
-		"spec": map[string]any{
-			"entrypoint": "main",
-			"templates": []any{
-				map[string]any{"name": "main", "steps": []any{[]any{map[string]any{
-					"name": "s", "template": "true", "withSequence": map[string]any{"count": strconv.Itoa(w.steps)},
-				}}}},
-				map[string]any{"name": "true", "container": map[string]any{"image": "busybox", "command": []any{"true"}}},
-			},
-		},
-	})
-	if _, err := client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: s}); err != nil {
+	if _, err := client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: fanOut("w7", w.steps)}); err != nil {
 		return res, err
 	}
 	if err := waitCompleted(ctx, client, 1); err != nil {
@@ -253,6 +250,22 @@ func (w big) run(bin, dir string) (bigResult, error) {
 	res.wbPerStep = float64(wb1-wb0) / float64(w.steps)
 	res.peakKiB = peakRSS(srv.pid())
 	return res, nil
+}
+
+// fanOut is a workflow of one step run n times in parallel (a loop over a
+// sequence), each running `true`: n+2 nodes when it is done.
+func fanOut(name string, n int) *v1alpha1.Workflow {
+	count := intstr.FromString(strconv.Itoa(n))
+	return &v1alpha1.Workflow{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.WorkflowSpec{
+			Entrypoint: "main",
+			Templates: []v1alpha1.Template{
+				{Name: "main", Steps: []v1alpha1.ParallelSteps{{{Name: "s", Template: "true", WithSequence: &v1alpha1.Sequence{Count: &count}}}}},
+				{Name: "true", Container: trueContainer()},
+			},
+		},
+	}
 }
 
 // procIO reads wchar and write_bytes of a live process.
@@ -274,13 +287,30 @@ func procIO(pid int) (wchar, writeBytes int64) {
 	return wchar, writeBytes
 }
 
-// benchServer is a braid server the bench started, with a client.
+// benchServer is a braid server the bench started, with a gRPC client.
 type benchServer struct {
 	cmd    *exec.Cmd
 	done   chan struct{} // closed when the server has exited
+	opts   apiclient.Options
 	conn   *apiclient.Client
 	client wfapi.WorkflowServiceClient
 	log    *os.File
+}
+
+// dial opens another client to the server, with the same credentials:
+// gRPC, or REST (JSON) when http1 is set. The caller closes it.
+func (s *benchServer) dial(http1 bool) (*apiclient.Client, error) {
+	o := s.opts
+	o.HTTP1 = http1
+	return apiclient.New(o)
+}
+
+// transportName names a client transport in the reports.
+func transportName(http1 bool) string {
+	if http1 {
+		return "REST"
+	}
+	return "gRPC"
 }
 
 // serverKind says how the bench's servers run, for the report.
@@ -327,6 +357,7 @@ func startServer(bin, home, logPath string, plain bool, extra ...string) (*bench
 			return nil, err
 		}
 	}
+	s.opts = o
 	if s.conn, err = apiclient.New(o); err != nil {
 		s.stop()
 		return nil, err

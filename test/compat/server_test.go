@@ -2,12 +2,15 @@ package compat
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,9 +30,10 @@ func TestMain(m *testing.M) {
 }
 
 func setup(m *testing.M) (int, error) {
+	defer stopShared()
 	if bin := os.Getenv("BRAID_BIN"); bin != "" {
 		braidBin = bin
-		return m.Run(), nil
+		return finish(m.Run()), nil
 	}
 	dir, err := os.MkdirTemp("", "braid-compat-")
 	if err != nil {
@@ -43,7 +47,52 @@ func setup(m *testing.M) (int, error) {
 	if err := build.Run(); err != nil {
 		return 0, fmt.Errorf("build braid: %w", err)
 	}
-	return m.Run(), nil
+	return finish(m.Run()), nil
+}
+
+// shared is the one server most tests use (sharedServer), started on first
+// use and stopped when the tests end. Its data directory (with
+// server.log) is kept when a test failed, and its path printed.
+var shared struct {
+	once sync.Once
+	s    *server
+	stop func()
+	home string
+	err  error
+}
+
+func sharedServer(t *testing.T) *server {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.home, shared.err = os.MkdirTemp("", "braid-compat-home-")
+		if shared.err == nil {
+			shared.s, shared.stop, shared.err = launch(shared.home)
+		}
+	})
+	if shared.err != nil {
+		t.Fatalf("start the shared braid server: %v", shared.err)
+	}
+	return shared.s
+}
+
+// finish stops the shared server and keeps its directory if a test failed.
+func finish(code int) int {
+	stopShared()
+	if shared.home != "" {
+		if code != 0 {
+			fmt.Fprintf(os.Stderr, "compat: the shared server's data and log are kept in %s (server.log)\n", shared.home)
+		} else {
+			os.RemoveAll(shared.home)
+		}
+	}
+	return code
+}
+
+func stopShared() {
+	if shared.stop != nil {
+		shared.stop()
+		shared.stop = nil
+	}
 }
 
 // server is a braid server on loopback with its defaults (TLS, client
@@ -52,49 +101,51 @@ type server struct {
 	addr, token string
 }
 
-func startServer(t *testing.T) *server {
-	t.Helper()
-	home := t.TempDir()
+// launch starts `braid server` on home and waits until it answers
+// /readyz; stop interrupts it and waits for it to exit.
+func launch(home string) (*server, func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
+	addr := l.Addr().String()
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cmd := exec.Command(braidBin, "server", "--data-dir", home, "--port", fmt.Sprint(port))
 	cmd.Env = append(os.Environ(), "BRAID_HOME="+home)
 	log, err := os.Create(filepath.Join(home, "server.log"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	t.Cleanup(func() {
+	stop := func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
-		if t.Failed() {
-			data, _ := os.ReadFile(log.Name())
-			t.Logf("server log:\n%s", data)
-		}
-	})
+		log.Close()
+	}
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		token, err := os.ReadFile(filepath.Join(home, "token"))
 		if err == nil {
-			if c, err := net.Dial("tcp", l.Addr().String()); err == nil {
-				c.Close()
-				return &server{addr: l.Addr().String(), token: strings.TrimSpace(string(token))}
+			if resp, err := hc.Get("https://" + addr + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return &server{addr: addr, token: strings.TrimSpace(string(token))}, stop, nil
+				}
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("braid server did not start on %s", l.Addr())
-	return nil
+	stop()
+	return nil, nil, fmt.Errorf("braid server did not become ready on %s (log: %s)", addr, log.Name())
 }
 
-// client is Argo's client for the server, over gRPC or HTTP/1.
+// client is Argo's client for the server, over gRPC or HTTP/1. The context
+// carries no deadline: the gRPC client starts it from a background context.
 func (s *server) client(t *testing.T, http1 bool) (context.Context, apiclient.Client) {
 	t.Helper()
 	ctx, c, err := apiclient.NewClientFromOptsWithContext(context.Background(), apiclient.Opts{

@@ -10,12 +10,10 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/braidwf/braid/pkg/apiclient"
 )
 
 // CookieName is the cookie a browser sends its credential in, as Argo's UI.
@@ -205,51 +203,18 @@ func writeHTTPError(w http.ResponseWriter, r *http.Request, err error) {
 	_ = json.NewEncoder(w).Encode(errorBody{Code: st.Code(), Message: st.Message()})
 }
 
-// GatewayRoutes maps "METHOD pattern" of every REST route declared in the
-// registered protos (google.api.http) to its gRPC method, in the form the
-// gateway's runtime.Pattern prints ("/api/v1/workflows/{namespace=*}").
+// GatewayRoutes maps "METHOD pattern" of every REST route of the services
+// (the generated route tables, from the protos' google.api.http rules) to
+// its gRPC method, in the form the gateway's runtime.Pattern prints
+// ("/api/v1/workflows/{namespace=*}").
 func GatewayRoutes() map[string]string {
 	out := map[string]string{}
-	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
-		svcs := fd.Services()
-		for i := range svcs.Len() {
-			sd := svcs.Get(i)
-			for j := range sd.Methods().Len() {
-				md := sd.Methods().Get(j)
-				rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule)
-				if !ok || rule == nil {
-					continue
-				}
-				full := "/" + string(sd.FullName()) + "/" + string(md.Name())
-				for _, b := range append([]*annotations.HttpRule{rule}, rule.GetAdditionalBindings()...) {
-					if verb, path := httpBinding(b); verb != "" {
-						out[verb+" "+gatewayPattern(path)] = full
-					}
-				}
-			}
-		}
-		return true
-	})
+	for _, r := range apiclient.Routes() {
+		out[r.Verb+" "+gatewayPattern(r.Pattern)] = r.FullMethod()
+	}
 	return out
 }
 
-func httpBinding(b *annotations.HttpRule) (string, string) {
-	switch p := b.GetPattern().(type) {
-	case *annotations.HttpRule_Get:
-		return http.MethodGet, p.Get
-	case *annotations.HttpRule_Post:
-		return http.MethodPost, p.Post
-	case *annotations.HttpRule_Put:
-		return http.MethodPut, p.Put
-	case *annotations.HttpRule_Delete:
-		return http.MethodDelete, p.Delete
-	case *annotations.HttpRule_Patch:
-		return http.MethodPatch, p.Patch
-	}
-	return "", ""
-}
-
-// gatewayPattern writes "{x}" as the gateway prints it, "{x=*}".
 func gatewayPattern(path string) string {
 	var b strings.Builder
 	for {

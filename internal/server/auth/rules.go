@@ -1,10 +1,5 @@
 package auth
 
-import (
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-)
-
 // Verbs are the verbs a token may be given.
 var Verbs = []string{
 	"get", "list", "watch", "create", "update", "delete",
@@ -43,6 +38,7 @@ const (
 	archiveSvc = "/workflowarchive.ArchivedWorkflowService/"
 	eventSvc   = "/event.EventService/"
 	infoSvc    = "/info.InfoService/"
+	syncSvc    = "/sync.SyncService/"
 )
 
 // Rules maps every RPC's full method name to what it does. A method that
@@ -104,31 +100,39 @@ var Rules = map[string]Rule{
 	eventSvc + "UpdateWorkflowEventBinding": {"update", "workfloweventbindings", Namespaced},
 	eventSvc + "DeleteWorkflowEventBinding": {"delete", "workfloweventbindings", Namespaced},
 
-	infoSvc + "GetInfo":     {"", "info", AnyCaller},
-	infoSvc + "GetVersion":  {"", "info", AnyCaller},
-	infoSvc + "GetUserInfo": {"", "info", AnyCaller},
+	infoSvc + "GetInfo":      {"", "info", AnyCaller},
+	infoSvc + "GetVersion":   {"", "info", AnyCaller},
+	infoSvc + "GetUserInfo":  {"", "info", AnyCaller},
+	infoSvc + "CollectEvent": {"", "info", AnyCaller},
+
+	// Sync limits are ConfigMap keys or database rows (synclimits.go).
+	syncSvc + "CreateSyncLimit": {"create", "synclimits", Namespaced},
+	syncSvc + "GetSyncLimit":    {"get", "synclimits", Namespaced},
+	syncSvc + "UpdateSyncLimit": {"update", "synclimits", Namespaced},
+	syncSvc + "DeleteSyncLimit": {"delete", "synclimits", Namespaced},
 }
 
-// stringField is a top-level string field of a request message, "" when
-// it has none.
-func stringField(m any, name protoreflect.Name) string {
-	pm, ok := m.(proto.Message)
-	if !ok {
-		return ""
+// requestName and requestNamespace are a request message's top-level
+// name and namespace fields (their generated getters), "" when it has none.
+func requestName(m any) string {
+	if g, ok := m.(interface{ GetName() string }); ok {
+		return g.GetName()
 	}
-	r := pm.ProtoReflect()
-	f := r.Descriptor().Fields().ByName(name)
-	if f == nil || f.Kind() != protoreflect.StringKind || f.IsList() {
-		return ""
+	return ""
+}
+
+func requestNamespace(m any) string {
+	if g, ok := m.(interface{ GetNamespace() string }); ok {
+		return g.GetNamespace()
 	}
-	return r.Get(f).String()
+	return ""
 }
 
 // RequestAttributes are what a gRPC request does, by its rule.
 func RequestAttributes(rule Rule, req any) Attributes {
-	a := Attributes{Verb: rule.Verb, Resource: rule.Resource, Cluster: rule.Scope == Cluster, Name: stringField(req, "name")}
+	a := Attributes{Verb: rule.Verb, Resource: rule.Resource, Cluster: rule.Scope == Cluster, Name: requestName(req)}
 	if rule.Scope == Namespaced {
-		a.Namespace = stringField(req, "namespace")
+		a.Namespace = requestNamespace(req)
 	}
 	return a
 }

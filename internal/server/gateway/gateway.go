@@ -9,8 +9,9 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -26,6 +27,8 @@ type Options struct {
 	// before its status is written (argo-server sets
 	// Grpc-Metadata-Argo-Version).
 	Header func(http.Header)
+	// Marshal, when set, encodes a response instead of json.Marshal.
+	Marshal func(any) ([]byte, error)
 }
 
 // Register serves on mux each unary route of routes that belongs to desc's
@@ -138,7 +141,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, params map[strin
 		runtime.HTTPError(ctx, h.mux, outbound, w, r, err)
 		return
 	}
-	data, err := json.Marshal(resp)
+	marshal := json.Marshal
+	if h.opts.Marshal != nil {
+		marshal = h.opts.Marshal
+	}
+	data, err := marshal(resp)
 	if err != nil {
 		runtime.HTTPError(ctx, h.mux, outbound, w, r, status.Errorf(codes.Internal, "encode the response: %v", err))
 		return
@@ -153,7 +160,9 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, params map[strin
 	if h.opts.Header != nil {
 		h.opts.Header(hdr)
 	}
-	hdr.Set("Content-Length", strconv.Itoa(len(data)))
+	if strings.Contains(strings.ToLower(r.Header.Get("TE")), "trailers") {
+		hdr.Set("Transfer-Encoding", "chunked") // as grpc-gateway's handlers, which may send trailers then
+	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(data)
 }
@@ -197,8 +206,79 @@ func (h *handler) decodeBody(in any, body []byte) error {
 	if err != nil {
 		return status.Errorf(codes.Internal, "gateway: %v", err)
 	}
+	// One strict pass (the common case); a field the request does not
+	// know sends it down the slow path, where only the objects are strict.
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(target)
+	if err == nil {
+		err = trailing(body[dec.InputOffset():])
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "json: unknown field ") {
+		if err != nil {
+			return status.Error(codes.InvalidArgument, "request body is not valid JSON for this request: "+jsonMessage(err))
+		}
+		return nil
+	}
+	reflect.ValueOf(target).Elem().SetZero()
 	if err := json.Unmarshal(body, target); err != nil {
 		return status.Error(codes.InvalidArgument, "request body is not valid JSON for this request: "+jsonMessage(err))
+	}
+	return strictObjects(target, body)
+}
+
+// trailing is an error when rest, what follows the body's value, is more
+// than white space.
+func trailing(rest []byte) error {
+	if rest = bytes.TrimSpace(rest); len(rest) > 0 {
+		return fmt.Errorf("invalid character %q after top-level value", rest[0])
+	}
+	return nil
+}
+
+// object is a Kubernetes object (a Workflow, a WorkflowTemplate, ...).
+type object interface{ DeepCopyObject() k8sruntime.Object }
+
+// strictObjects decodes again, refusing unknown fields, each object the
+// body carries (the body itself, or a top-level field of it): the request
+// around an object is read leniently, as argo-server reads it, but a field
+// of the object that braid does not know is an error that names it, as
+// Kubernetes' strict field validation answers, rather than a setting
+// silently lost.
+func strictObjects(target any, body []byte) error {
+	check := func(name string, t reflect.Type, raw []byte) error {
+		v := reflect.New(t)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v.Interface()); err != nil {
+			return status.Errorf(codes.InvalidArgument, "%s: %s", name, jsonMessage(err))
+		}
+		return nil
+	}
+	tv := reflect.ValueOf(target).Elem()
+	if _, ok := target.(object); ok {
+		return check("body", tv.Type(), body)
+	}
+	if tv.Kind() != reflect.Struct {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return nil
+	}
+	for i := 0; i < tv.NumField(); i++ {
+		f := tv.Type().Field(i)
+		if f.Type.Kind() != reflect.Pointer || !f.Type.Implements(reflect.TypeFor[object]()) {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		raw, ok := top[name]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		if err := check(name, f.Type.Elem(), raw); err != nil {
+			return err
+		}
 	}
 	return nil
 }

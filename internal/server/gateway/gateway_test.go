@@ -134,7 +134,7 @@ func TestEmptyBody(t *testing.T) {
 func TestInvalidJSONBody(t *testing.T) {
 	base := serve(t, testMux(t))
 	for body, part := range map[string]string{
-		`{"thing":`:                 "request body is not valid JSON for this request: unexpected end of JSON input",
+		`{"thing":`:                 "request body is not valid JSON for this request: unexpected EOF",
 		`{"thing": x}`:              "invalid character 'x' looking for beginning of value (after 11 bytes)",
 		`{"dry": "yes"}`:            "cannot unmarshal string into Go struct field CreateThingRequest.dry of type bool",
 		`{"namespace":"a"} {"b":1}`: "invalid character '{' after top-level value",

@@ -39,6 +39,11 @@
 //   - The PostgreSQL offloader (pgoffload.go, pgx): table
 //     braid_offloaded_nodes (uid, version, nodes gzipped JSON, updated_at),
 //     created on open; a version is a hash of the nodes JSON.
+//   - Semaphore limits in ConfigMaps (synclimits.go): ConfigMapLimits
+//     gets, creates (making the ConfigMap when missing), updates and
+//     deletes one key of a ConfigMap, as argo-server's sync service does,
+//     read-modify-write retried on conflict. Memoization caches are
+//     ConfigMaps too (memo.go).
 //   - Writes() counts the write requests sent, for the benchmarks.
 //
 // # Semantics shared with the embedded store

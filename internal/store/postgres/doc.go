@@ -24,6 +24,9 @@
 //     ArchivedLabelValues (sorted by bytes, read by a loose index scan).
 //   - The memoization caches (memo.go): LoadMemo, SaveMemo (saving the same
 //     node's entry again changes nothing), HitMemo, PruneMemos, DeleteMemos.
+//   - Semaphore limits set through the sync API (synclimits.go):
+//     GetSyncLimit, CreateSyncLimit, UpdateSyncLimit, DeleteSyncLimit,
+//     SyncLimitKeys, as the embedded store's.
 //
 // # Semantics shared with the embedded store
 //
@@ -45,7 +48,7 @@
 // to start from a rare label depends on them), and it works through
 // poolers in transaction mode.
 //
-// # Schema (version 1)
+// # Schema (version 2)
 //
 //	braid_archived_workflows  id (identity) PK, uid UNIQUE, namespace, name,
 //	        phase, created_at, started_at, finished_at (timestamptz to the
@@ -59,6 +62,8 @@
 //	        extended statistics on (key, value)
 //	braid_memo  (namespace, cache, key) PK, node_id, outputs (JSON, NULL
 //	        when none), created_at, last_hit_at; index (last_hit_at)
+//	braid_sync_limits  (namespace, config_map, key) PK, sync_limit (> 0);
+//	        config_map '' for a database semaphore (version 2)
 //	braid_schema_versions  component PK, version, migrated_at
 //
 // # Costs (see BenchmarkArchiveList)

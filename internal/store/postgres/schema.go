@@ -59,6 +59,18 @@ CREATE TABLE braid_memo (
 );
 CREATE INDEX braid_memo_by_last_hit ON braid_memo (last_hit_at);
 `,
+	// 2: semaphore limits set through the sync API (synclimits.go): the
+	// limits of database semaphores (config_map ''), and ConfigMap keys
+	// where a caller keeps those here.
+	`
+CREATE TABLE braid_sync_limits (
+    namespace  text    NOT NULL,
+    config_map text    NOT NULL,  -- the ConfigMap's name; '' for a database semaphore
+    key        text    NOT NULL,
+    sync_limit integer NOT NULL CHECK (sync_limit > 0),
+    PRIMARY KEY (namespace, config_map, key)
+);
+`,
 }
 
 // schemaVersion is the version of a fully migrated database.

@@ -102,6 +102,18 @@ UPDATE objects SET unfinished = 0,
 CREATE INDEX objects_by_order    ON objects (kind, unfinished DESC, order_at DESC, created_at DESC, id DESC);
 CREATE INDEX objects_by_ns_order ON objects (kind, namespace, unfinished DESC, order_at DESC, created_at DESC, id DESC);
 `,
+	// 5: semaphore limits set through the sync API (synclimits.go): the
+	// ConfigMap keys of configMapKeyRef semaphores, and the limits of
+	// database semaphores (config_map '').
+	`
+CREATE TABLE sync_limits (
+    namespace  TEXT    NOT NULL,
+    config_map TEXT    NOT NULL,          -- the ConfigMap's name; '' for a database semaphore
+    key        TEXT    NOT NULL,
+    sync_limit INTEGER NOT NULL,          -- at least 1
+    PRIMARY KEY (namespace, config_map, key)
+) STRICT, WITHOUT ROWID;
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

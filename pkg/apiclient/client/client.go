@@ -22,9 +22,11 @@ import (
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/event"
 	"github.com/braidwf/braid/pkg/apiclient/info"
+	syncapi "github.com/braidwf/braid/pkg/apiclient/sync"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
 	"github.com/braidwf/braid/pkg/apiclient/workflowtemplate"
+	"github.com/braidwf/braid/pkg/wirecodec"
 )
 
 // Options say how to reach a server.
@@ -70,6 +72,7 @@ type Client struct {
 	Archive                 workflowarchive.ArchivedWorkflowServiceClient
 	Event                   event.EventServiceClient
 	Info                    info.InfoServiceClient
+	Sync                    syncapi.SyncServiceClient
 
 	conn  grpc.ClientConnInterface
 	close func() error
@@ -98,7 +101,7 @@ func New(o Options) (*Client, error) {
 		return c, nil
 	}
 	dopts := []grpc.DialOption{
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), CallCodec()),
 	}
 	if o.Secure {
 		dopts = append(dopts, grpc.WithTransportCredentials(credentials.NewTLS(tc)))
@@ -127,6 +130,13 @@ func New(o Options) (*Client, error) {
 	c.rest = rc
 	return c, nil
 }
+
+// CallCodec is the call option that carries the generated messages (plain
+// Go structs, pkg/apis/v1alpha1 objects) in Argo's protobuf wire format
+// (pkg/wirecodec) with the "proto" content-subtype. New sets it on every
+// call, whatever codec is registered globally; a connection given to
+// NewConn needs it as a default call option too.
+func CallCodec() grpc.CallOption { return grpc.ForceCodecV2(wirecodec.CodecV2{}) }
 
 // TLSConfig is the client TLS configuration New uses for o (with Secure):
 // the system's roots (or CACertFile's), no verification with
@@ -191,7 +201,9 @@ func withToken(ctx context.Context, token string) context.Context {
 }
 
 // NewConn builds a Client on a connection the caller made; closeFn (may be
-// nil) is called by Close.
+// nil) is called by Close. A *grpc.ClientConn must be dialled with
+// grpc.WithDefaultCallOptions(CallCodec()) unless wirecodec.Register has
+// replaced gRPC's "proto" codec: the messages are not protobuf-go messages.
 func NewConn(cc grpc.ClientConnInterface, closeFn func() error) *Client {
 	return &Client{
 		Workflow:                workflow.NewWorkflowServiceClient(cc),
@@ -201,6 +213,7 @@ func NewConn(cc grpc.ClientConnInterface, closeFn func() error) *Client {
 		Archive:                 workflowarchive.NewArchivedWorkflowServiceClient(cc),
 		Event:                   event.NewEventServiceClient(cc),
 		Info:                    info.NewInfoServiceClient(cc),
+		Sync:                    syncapi.NewSyncServiceClient(cc),
 		conn:                    cc,
 		close:                   closeFn,
 	}

@@ -12,42 +12,50 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
-	"google.golang.org/protobuf/types/known/timestamppb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
+	"github.com/braidwf/braid/pkg/apiclient/event"
+	"github.com/braidwf/braid/pkg/apiclient/info"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 func TestRestRequest(t *testing.T) {
 	tail := int64(5)
-	since := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	tmpl, _ := structpb.NewStruct(map[string]any{"metadata": map[string]any{"name": "t1"}})
+	since := metav1.NewTime(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	tmpl := &v1alpha1.ClusterWorkflowTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t1"}}
 	tests := []struct {
 		name     string
 		method   string
-		in       proto.Message
+		in       any
 		verb     string
 		path     string
 		bodyHave string
 	}{
 		{"get", workflow.WorkflowService_GetWorkflow_FullMethodName,
-			&workflow.WorkflowGetRequest{Name: "wf", Namespace: "argo"}, "GET", "/api/v1/workflows/argo/wf?", ""},
+			&workflow.WorkflowGetRequest{Name: "wf", Namespace: "argo"}, "GET", "/api/v1/workflows/argo/wf", ""},
 		{"list all namespaces with options", workflow.WorkflowService_ListWorkflows_FullMethodName,
-			&workflow.WorkflowListRequest{Fields: "metadata", ListOptions: &workflow.ListOptions{LabelSelector: "a in (b,c)", Limit: 10}},
+			&workflow.WorkflowListRequest{Fields: "metadata", ListOptions: &metav1.ListOptions{LabelSelector: "a in (b,c)", Limit: 10}},
 			"GET", "/api/v1/workflows/?fields=metadata&listOptions.labelSelector=a+in+%28b%2Cc%29&listOptions.limit=10", ""},
 		{"logs", workflow.WorkflowService_WorkflowLogs_FullMethodName,
 			&workflow.WorkflowLogRequest{Name: "wf", Namespace: "ns", PodName: "p", Grep: "x",
-				LogOptions: &workflow.PodLogOptions{Container: "main", Follow: true, TailLines: &tail, SinceTime: timestamppb.New(since)}},
+				LogOptions: &corev1.PodLogOptions{Container: "main", Follow: true, TailLines: &tail, SinceTime: &since}},
 			"GET", "/api/v1/workflows/ns/wf/log?grep=x&logOptions.container=main&logOptions.follow=true&logOptions.sinceTime=2026-11-30T09%3A00%3A00Z&logOptions.tailLines=5&podName=p", ""},
 		{"delete with force", workflow.WorkflowService_DeleteWorkflow_FullMethodName,
 			&workflow.WorkflowDeleteRequest{Name: "wf", Namespace: "ns", Force: true}, "DELETE", "/api/v1/workflows/ns/wf?force=true", ""},
+		{"a name that needs escaping", workflow.WorkflowService_GetWorkflow_FullMethodName,
+			&workflow.WorkflowGetRequest{Name: "a/b c", Namespace: "ns"}, "GET", "/api/v1/workflows/ns/a%2Fb%20c", ""},
 		{"retry body", workflow.WorkflowService_RetryWorkflow_FullMethodName,
 			&workflow.WorkflowRetryRequest{Name: "wf", Namespace: "ns", RestartSuccessful: true, Parameters: []string{"a=b"}},
 			"PUT", "/api/v1/workflows/ns/wf/retry", `"restartSuccessful":true`},
 		{"cluster lint", clusterworkflowtemplate.ClusterWorkflowTemplateService_LintClusterWorkflowTemplate_FullMethodName,
-			&clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest{Template: tmpl}, "POST", "/api/v1/cluster-workflow-templates/lint", `"name":"t1"`},
+			&clusterworkflowtemplate.ClusterWorkflowTemplateLintRequest{Template: tmpl}, "POST", "/api/v1/cluster-workflow-templates/lint", `"template":{"metadata":{"name":"t1"`},
+		{"a field as the body", event.EventService_ReceiveEvent_FullMethodName,
+			&event.EventRequest{Namespace: "ns", Discriminator: "d", Payload: &v1alpha1.Item{Value: []byte(`{"a":1}`)}},
+			"POST", "/api/v1/events/ns/d", `{"a":1}`},
+		{"info", info.InfoService_GetVersion_FullMethodName, &info.GetVersionRequest{}, "GET", "/api/v1/version", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +70,22 @@ func TestRestRequest(t *testing.T) {
 				t.Fatalf("body %s, want it to hold %q", r.body, tt.bodyHave)
 			}
 		})
+	}
+}
+
+func TestRestRequestErrors(t *testing.T) {
+	if _, err := restRequest("/workflow.WorkflowService/Nope", &workflow.WorkflowGetRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("unknown method: %v", err)
+	}
+	if _, err := restRequest(workflow.WorkflowService_GetWorkflow_FullMethodName, workflow.WorkflowGetRequest{}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("a request that is not a pointer: %v", err)
+	}
+	// A nil body field is sent as null and the caller's request is not
+	// changed.
+	in := &event.EventRequest{Namespace: "ns", Discriminator: "d"}
+	r, err := restRequest(event.EventService_ReceiveEvent_FullMethodName, in)
+	if err != nil || string(r.body) != "null" || in.Payload != nil {
+		t.Errorf("nil payload: body %s, err %v, request %+v", r.body, err, in)
 	}
 }
 
@@ -123,7 +147,7 @@ func TestHTTP1Client(t *testing.T) {
 	ctx := context.Background()
 
 	wf, err := c.Workflow.GetWorkflow(ctx, &workflow.WorkflowGetRequest{Name: "wf", Namespace: "ns"})
-	if err != nil || wf.AsMap()["status"].(map[string]any)["phase"] != "Running" {
+	if err != nil || wf.Name != "wf" || wf.Status.Phase != v1alpha1.WorkflowRunning {
 		t.Fatalf("get: %v %v", wf, err)
 	}
 	if _, err := c.Workflow.StopWorkflow(ctx, &workflow.WorkflowStopRequest{Name: "wf", Namespace: "ns"}); status.Code(err) != codes.Unimplemented {
@@ -154,7 +178,7 @@ func TestHTTP1Client(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev, err := watch.Recv()
-	if err != nil || ev.GetType() != "ADDED" || ev.GetObject().AsMap()["metadata"].(map[string]any)["name"] != "wf" {
+	if err != nil || ev.GetType() != "ADDED" || ev.GetObject().GetName() != "wf" {
 		t.Fatalf("watch event: %v %v", ev, err)
 	}
 	if _, err := watch.Recv(); status.Code(err) != codes.ResourceExhausted {

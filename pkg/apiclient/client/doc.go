@@ -6,12 +6,19 @@
 // written once:
 //
 //   - gRPC (the default): grpc.NewClient on the address, with TLS when
-//     Options.Secure is set.
+//     Options.Secure is set. Every call carries its messages in Argo's
+//     protobuf wire format through pkg/wirecodec (CallCodec), set on the
+//     connection rather than taken from gRPC's global codec registry, so
+//     that the bytes are those argo-server reads and writes.
 //   - HTTP/1 (Options.HTTP1, argo's ARGO_HTTP1): a grpc.ClientConnInterface
-//     that turns each call into the REST request named by the method's
-//     google.api.http annotation (read from the generated descriptors) and
-//     decodes the JSON answer; server streams (watch, logs) are read as
-//     server-sent events ("data: " lines), as argo's HTTP/1 client reads them.
+//     that turns each call into the REST request of the method's generated
+//     route (the Routes of every service package, by gRPC method path):
+//     rest.Encode puts a bodiless request in the path and the query,
+//     rest.Path and rest.BodyTarget put the others in the path and a JSON
+//     body. Answers are decoded with encoding/json into the typed reply;
+//     server streams (watch, logs) are read as server-sent events ("data:
+//     " lines), as argo's HTTP/1 client reads them. An error answer's
+//     {"code","message"} body becomes the gRPC status it stands for.
 //
 // Both use the same TLS settings (Options.Secure): the system's roots or
 // CACertFile, InsecureSkipVerify, or CertFingerprint, which pins the server's
@@ -21,6 +28,7 @@
 // NewConn wraps a connection the caller made itself (for example to an
 // in-process server on a bufconn listener).
 //
-// It imports only the generated packages and gRPC/protobuf; it must not
-// import braid's internal packages.
+// It imports only the generated packages, pkg/apiclient (the route
+// table), pkg/apiclient/rest, pkg/wirecodec and gRPC; it must not import
+// braid's internal packages.
 package client

@@ -15,13 +15,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 )
 
 // restConn is a grpc.ClientConnInterface over argo-server's REST API: the
 // generated clients call Invoke and NewStream, and restConn sends the HTTP
-// request their google.api.http annotation describes.
+// request that the method's generated route (rest.Route, from its
+// google.api.http rule) describes.
 type restConn struct {
 	base   string
 	hc     *http.Client
@@ -58,14 +57,9 @@ func (c *restConn) Close() error {
 }
 
 // Invoke sends a unary call as its REST request and decodes the JSON answer
-// into reply.
+// into reply (encoding/json: unknown fields are ignored).
 func (c *restConn) Invoke(ctx context.Context, method string, args, reply any, _ ...grpc.CallOption) error {
-	in, ok1 := args.(proto.Message)
-	out, ok2 := reply.(proto.Message)
-	if !ok1 || !ok2 {
-		return status.Errorf(codes.Internal, "%s: request and reply must be protobuf messages", method)
-	}
-	req, err := c.newRequest(ctx, method, in)
+	req, err := c.newRequest(ctx, method, args)
 	if err != nil {
 		return err
 	}
@@ -84,7 +78,7 @@ func (c *restConn) Invoke(ctx context.Context, method string, args, reply any, _
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, out); err != nil {
+	if err := json.Unmarshal(body, reply); err != nil {
 		return status.Errorf(codes.Internal, "%s: decode the response: %v", method, err)
 	}
 	return nil
@@ -100,7 +94,7 @@ func (c *restConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method 
 }
 
 // newRequest builds the HTTP request of a call.
-func (c *restConn) newRequest(ctx context.Context, method string, in proto.Message) (*http.Request, error) {
+func (c *restConn) newRequest(ctx context.Context, method string, in any) (*http.Request, error) {
 	r, err := restRequest(method, in)
 	if err != nil {
 		return nil, err

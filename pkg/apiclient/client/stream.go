@@ -12,8 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 )
 
 // sseStream is a server stream read over HTTP/1. The request goes out on
@@ -23,7 +21,7 @@ type sseStream struct {
 	conn   *restConn
 	ctx    context.Context
 	method string
-	req    proto.Message
+	req    any
 	body   io.ReadCloser
 	r      *bufio.Reader
 	header http.Header
@@ -41,11 +39,10 @@ func (s *sseStream) Header() (metadata.MD, error) {
 }
 
 func (s *sseStream) SendMsg(m any) error {
-	in, ok := m.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "%s: request must be a protobuf message", s.method)
+	if m == nil {
+		return status.Errorf(codes.Internal, "%s: no request", s.method)
 	}
-	s.req = in
+	s.req = m
 	return nil
 }
 
@@ -87,10 +84,6 @@ type streamEnvelope struct {
 // JSON lines (NDJSON) are accepted too. It returns io.EOF when the server
 // ends the stream, and the stream's error chunk as a gRPC error.
 func (s *sseStream) RecvMsg(m any) error {
-	out, ok := m.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "%s: reply must be a protobuf message", s.method)
-	}
 	if s.r == nil {
 		return status.Errorf(codes.Internal, "%s: stream not started", s.method)
 	}
@@ -126,7 +119,7 @@ func (s *sseStream) RecvMsg(m any) error {
 		if len(env.Result) == 0 || string(env.Result) == "null" {
 			continue
 		}
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(env.Result, out); err != nil {
+		if err := json.Unmarshal(env.Result, m); err != nil {
 			return status.Errorf(codes.Internal, "%s: decode a stream message: %v", s.method, err)
 		}
 		return nil

@@ -17,22 +17,26 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/braidwf/braid/pkg/apiclient/info"
+	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+	"github.com/braidwf/braid/pkg/wirecodec"
 )
 
 type versionServer struct {
 	info.UnimplementedInfoServiceServer
 }
 
-func (versionServer) GetVersion(context.Context, *info.GetVersionRequest) (*info.Version, error) {
-	return &info.Version{Version: "v9.9.9"}, nil
+func (versionServer) GetVersion(context.Context, *info.GetVersionRequest) (*v1alpha1.Version, error) {
+	return &v1alpha1.Version{Version: "v9.9.9"}, nil
 }
 
 // tlsServer serves InfoService over gRPC and GET /api/v1/version over REST
 // on one TLS port (HTTP/2 and HTTP/1.1), and returns the server and its
-// certificate's fingerprint.
+// certificate's fingerprint. The gRPC server speaks Argo's wire format
+// (wirecodec) and nothing in this test binary registers it globally: the
+// client must set it itself.
 func tlsServer(t *testing.T) (*httptest.Server, string) {
 	t.Helper()
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(grpc.ForceServerCodecV2(wirecodec.CodecV2{}))
 	info.RegisterInfoServiceServer(gs, versionServer{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {

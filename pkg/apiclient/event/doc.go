@@ -1,5 +1,7 @@
 // Package event is generated from api/proto/braid/event/event.proto by
-// hack/protogen.sh: argo-server's EventService (the same package, RPCs, REST
-// paths and JSON as Argo's event.proto), its gRPC client and server, and
-// its grpc-gateway handlers. Do not edit the *.pb.go files.
+// hack/protogen.sh: argo-server's EventService (the same proto package, RPCs,
+// field numbers and REST rules as Argo's event.proto). event.msg.go holds the
+// messages as plain Go structs (protoc-gen-braid), routes.gen.go their REST
+// routes, and event_grpc.pb.go the gRPC client and server
+// (protoc-gen-go-grpc). Do not edit them; change the proto and regenerate.
 package event

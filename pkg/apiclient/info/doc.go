@@ -1,4 +1,7 @@
-// Package info is generated from api/proto by hack/protogen.sh (buf): the
-// messages, the gRPC client and server, and the grpc-gateway handlers of
-// argo-server's info service. Do not edit; change the protos and regenerate.
+// Package info is generated from api/proto/braid/info/info.proto by
+// hack/protogen.sh: argo-server's InfoService (the same proto package, RPCs,
+// field numbers and REST rules as Argo's info.proto). info.msg.go holds the
+// messages as plain Go structs (protoc-gen-braid), routes.gen.go their REST
+// routes, and info_grpc.pb.go the gRPC client and server
+// (protoc-gen-go-grpc). Do not edit them; change the proto and regenerate.
 package info

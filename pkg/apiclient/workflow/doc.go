@@ -1,4 +1,7 @@
-// Package workflow is generated from api/proto by hack/protogen.sh (buf): the
-// messages, the gRPC client and server, and the grpc-gateway handlers of
-// argo-server's workflow service. Do not edit; change the protos and regenerate.
+// Package workflow is generated from api/proto/braid/workflow/workflow.proto by
+// hack/protogen.sh: argo-server's WorkflowService (the same proto package, RPCs,
+// field numbers and REST rules as Argo's workflow.proto). workflow.msg.go holds the
+// messages as plain Go structs (protoc-gen-braid), routes.gen.go their REST
+// routes, and workflow_grpc.pb.go the gRPC client and server
+// (protoc-gen-go-grpc). Do not edit them; change the proto and regenerate.
 package workflow

@@ -1,5 +1,7 @@
 // Package workflowarchive is generated from api/proto/braid/workflowarchive/workflowarchive.proto by
-// hack/protogen.sh: argo-server's ArchivedWorkflowService (the same package, RPCs, REST
-// paths and JSON as Argo's workflow-archive.proto), its gRPC client and server, and
-// its grpc-gateway handlers. Do not edit the *.pb.go files.
+// hack/protogen.sh: argo-server's ArchivedWorkflowService (the same proto package, RPCs,
+// field numbers and REST rules as Argo's workflow-archive.proto). workflowarchive.msg.go holds the
+// messages as plain Go structs (protoc-gen-braid), routes.gen.go their REST
+// routes, and workflowarchive_grpc.pb.go the gRPC client and server
+// (protoc-gen-go-grpc). Do not edit them; change the proto and regenerate.
 package workflowarchive

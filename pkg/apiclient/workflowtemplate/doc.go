@@ -1,5 +1,7 @@
 // Package workflowtemplate is generated from api/proto/braid/workflowtemplate/workflowtemplate.proto by
-// hack/protogen.sh: argo-server's WorkflowTemplateService (the same package, RPCs, REST
-// paths and JSON as Argo's workflow-template.proto), its gRPC client and server, and
-// its grpc-gateway handlers. Do not edit the *.pb.go files.
+// hack/protogen.sh: argo-server's WorkflowTemplateService (the same proto package, RPCs,
+// field numbers and REST rules as Argo's workflow-template.proto). workflowtemplate.msg.go holds the
+// messages as plain Go structs (protoc-gen-braid), routes.gen.go their REST
+// routes, and workflowtemplate_grpc.pb.go the gRPC client and server
+// (protoc-gen-go-grpc). Do not edit them; change the proto and regenerate.
 package workflowtemplate

@@ -71,8 +71,8 @@ func parseCRDs(t *testing.T) map[string]crdInfo {
 		if err := sigsyaml.Unmarshal(data, &crd); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != Version {
-			t.Fatalf("%s: want the single version %s", f, Version)
+		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != VersionName {
+			t.Fatalf("%s: want the single version %s", f, VersionName)
 		}
 		schema, err := decodeGeneric(crd.Spec.Versions[0].Schema.OpenAPIV3Schema)
 		if err != nil {

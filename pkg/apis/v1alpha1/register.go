@@ -8,9 +8,9 @@ import (
 
 // API group and version.
 const (
-	Group      = "argoproj.io"
-	Version    = "v1alpha1"
-	APIVersion = Group + "/" + Version
+	Group       = "argoproj.io"
+	VersionName = "v1alpha1"
+	APIVersion  = Group + "/" + VersionName
 )
 
 // Kind names, as they appear in the "kind" field.
@@ -41,7 +41,7 @@ const (
 )
 
 // SchemeGroupVersion is the group and version of every kind in this package.
-var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: VersionName}
 
 var (
 	// SchemeBuilder registers the kinds of this package in a runtime.Scheme.

@@ -6,9 +6,9 @@ package v1alpha1
 
 import (
 	"encoding/json"
-	"k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -396,12 +396,12 @@ func (in *ArtifactoryAuth) DeepCopyInto(out *ArtifactoryAuth) {
 	*out = *in
 	if in.UsernameSecret != nil {
 		in, out := &in.UsernameSecret, &out.UsernameSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.PasswordSecret != nil {
 		in, out := &in.PasswordSecret, &out.PasswordSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -474,7 +474,7 @@ func (in *AzureBlobContainer) DeepCopyInto(out *AzureBlobContainer) {
 	*out = *in
 	if in.AccountKeySecret != nil {
 		in, out := &in.AccountKeySecret, &out.AccountKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -514,12 +514,12 @@ func (in *BasicAuth) DeepCopyInto(out *BasicAuth) {
 	*out = *in
 	if in.UsernameSecret != nil {
 		in, out := &in.UsernameSecret, &out.UsernameSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.PasswordSecret != nil {
 		in, out := &in.PasswordSecret, &out.PasswordSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -539,7 +539,7 @@ func (in *Cache) DeepCopyInto(out *Cache) {
 	*out = *in
 	if in.ConfigMap != nil {
 		in, out := &in.ConfigMap, &out.ConfigMap
-		*out = new(v1.LocalObjectReference)
+		*out = new(corev1.LocalObjectReference)
 		**out = **in
 	}
 }
@@ -559,12 +559,12 @@ func (in *ClientCertAuth) DeepCopyInto(out *ClientCertAuth) {
 	*out = *in
 	if in.ClientCertSecret != nil {
 		in, out := &in.ClientCertSecret, &out.ClientCertSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.ClientKeySecret != nil {
 		in, out := &in.ClientKeySecret, &out.ClientKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -739,7 +739,7 @@ func (in *ContainerSetTemplate) DeepCopyInto(out *ContainerSetTemplate) {
 	}
 	if in.VolumeMounts != nil {
 		in, out := &in.VolumeMounts, &out.VolumeMounts
-		*out = make([]v1.VolumeMount, len(*in))
+		*out = make([]corev1.VolumeMount, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -896,7 +896,7 @@ func (in *CronWorkflowSpec) DeepCopyInto(out *CronWorkflowSpec) {
 	}
 	if in.WorkflowMetadata != nil {
 		in, out := &in.WorkflowMetadata, &out.WorkflowMetadata
-		*out = new(metav1.ObjectMeta)
+		*out = new(v1.ObjectMeta)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.StopStrategy != nil {
@@ -921,7 +921,7 @@ func (in *CronWorkflowStatus) DeepCopyInto(out *CronWorkflowStatus) {
 	*out = *in
 	if in.Active != nil {
 		in, out := &in.Active, &out.Active
-		*out = make([]v1.ObjectReference, len(*in))
+		*out = make([]corev1.ObjectReference, len(*in))
 		copy(*out, *in)
 	}
 	if in.LastScheduledTime != nil {
@@ -1214,7 +1214,7 @@ func (in *GCSBucket) DeepCopyInto(out *GCSBucket) {
 	*out = *in
 	if in.ServiceAccountKeySecret != nil {
 		in, out := &in.ServiceAccountKeySecret, &out.ServiceAccountKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -1264,17 +1264,17 @@ func (in *GitArtifact) DeepCopyInto(out *GitArtifact) {
 	}
 	if in.UsernameSecret != nil {
 		in, out := &in.UsernameSecret, &out.UsernameSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.PasswordSecret != nil {
 		in, out := &in.PasswordSecret, &out.PasswordSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.SSHPrivateKeySecret != nil {
 		in, out := &in.SSHPrivateKeySecret, &out.SSHPrivateKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -1347,17 +1347,17 @@ func (in *HDFSKrbConfig) DeepCopyInto(out *HDFSKrbConfig) {
 	*out = *in
 	if in.KrbCCacheSecret != nil {
 		in, out := &in.KrbCCacheSecret, &out.KrbCCacheSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.KrbKeytabSecret != nil {
 		in, out := &in.KrbKeytabSecret, &out.KrbKeytabSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.KrbConfigConfigMap != nil {
 		in, out := &in.KrbConfigConfigMap, &out.KrbConfigConfigMap
-		*out = new(v1.ConfigMapKeySelector)
+		*out = new(corev1.ConfigMapKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -1492,7 +1492,7 @@ func (in *HTTPHeaderSource) DeepCopyInto(out *HTTPHeaderSource) {
 	*out = *in
 	if in.SecretKeyRef != nil {
 		in, out := &in.SecretKeyRef, &out.SecretKeyRef
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -2049,17 +2049,17 @@ func (in *OAuth2Auth) DeepCopyInto(out *OAuth2Auth) {
 	*out = *in
 	if in.ClientIDSecret != nil {
 		in, out := &in.ClientIDSecret, &out.ClientIDSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.ClientSecretSecret != nil {
 		in, out := &in.ClientSecretSecret, &out.ClientSecretSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.TokenURLSecret != nil {
 		in, out := &in.TokenURLSecret, &out.TokenURLSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Scopes != nil {
@@ -2136,12 +2136,12 @@ func (in *OSSBucket) DeepCopyInto(out *OSSBucket) {
 	*out = *in
 	if in.AccessKeySecret != nil {
 		in, out := &in.AccessKeySecret, &out.AccessKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.SecretKeySecret != nil {
 		in, out := &in.SecretKeySecret, &out.SecretKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.LifecycleRule != nil {
@@ -2347,7 +2347,7 @@ func (in *PodGC) DeepCopyInto(out *PodGC) {
 	*out = *in
 	if in.LabelSelector != nil {
 		in, out := &in.LabelSelector, &out.LabelSelector
-		*out = new(metav1.LabelSelector)
+		*out = new(v1.LabelSelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -2571,17 +2571,17 @@ func (in *S3Bucket) DeepCopyInto(out *S3Bucket) {
 	}
 	if in.AccessKeySecret != nil {
 		in, out := &in.AccessKeySecret, &out.AccessKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.SecretKeySecret != nil {
 		in, out := &in.SecretKeySecret, &out.SecretKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.SessionTokenSecret != nil {
 		in, out := &in.SessionTokenSecret, &out.SessionTokenSecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.CreateBucketIfNotPresent != nil {
@@ -2596,7 +2596,7 @@ func (in *S3Bucket) DeepCopyInto(out *S3Bucket) {
 	}
 	if in.CASecret != nil {
 		in, out := &in.CASecret, &out.CASecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -2616,7 +2616,7 @@ func (in *S3EncryptionOptions) DeepCopyInto(out *S3EncryptionOptions) {
 	*out = *in
 	if in.ServerSideCustomerKeySecret != nil {
 		in, out := &in.ServerSideCustomerKeySecret, &out.ServerSideCustomerKeySecret
-		*out = new(v1.SecretKeySelector)
+		*out = new(corev1.SecretKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 }
@@ -2672,7 +2672,7 @@ func (in *SemaphoreRef) DeepCopyInto(out *SemaphoreRef) {
 	*out = *in
 	if in.ConfigMapKeyRef != nil {
 		in, out := &in.ConfigMapKeyRef, &out.ConfigMapKeyRef
-		*out = new(v1.ConfigMapKeySelector)
+		*out = new(corev1.ConfigMapKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Database != nil {
@@ -2784,6 +2784,36 @@ func (in *Submit) DeepCopy() *Submit {
 		return nil
 	}
 	out := new(Submit)
+	in.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto is an autogenerated deepcopy function, copying the receiver, writing into out. in must be non-nil.
+func (in *SubmitOpts) DeepCopyInto(out *SubmitOpts) {
+	*out = *in
+	if in.Parameters != nil {
+		in, out := &in.Parameters, &out.Parameters
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.OwnerReference != nil {
+		in, out := &in.OwnerReference, &out.OwnerReference
+		*out = new(v1.OwnerReference)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.Priority != nil {
+		in, out := &in.Priority, &out.Priority
+		*out = new(int32)
+		**out = **in
+	}
+}
+
+// DeepCopy is an autogenerated deepcopy function, copying the receiver, creating a new SubmitOpts.
+func (in *SubmitOpts) DeepCopy() *SubmitOpts {
+	if in == nil {
+		return nil
+	}
+	out := new(SubmitOpts)
 	in.DeepCopyInto(out)
 	return out
 }
@@ -2962,7 +2992,7 @@ func (in *Template) DeepCopyInto(out *Template) {
 	in.Outputs.DeepCopyInto(&out.Outputs)
 	if in.Container != nil {
 		in, out := &in.Container, &out.Container
-		*out = new(v1.Container)
+		*out = new(corev1.Container)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Script != nil {
@@ -3033,7 +3063,7 @@ func (in *Template) DeepCopyInto(out *Template) {
 	}
 	if in.Volumes != nil {
 		in, out := &in.Volumes, &out.Volumes
-		*out = make([]v1.Volume, len(*in))
+		*out = make([]corev1.Volume, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -3066,12 +3096,12 @@ func (in *Template) DeepCopyInto(out *Template) {
 	}
 	if in.Affinity != nil {
 		in, out := &in.Affinity, &out.Affinity
-		*out = new(v1.Affinity)
+		*out = new(corev1.Affinity)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Tolerations != nil {
 		in, out := &in.Tolerations, &out.Tolerations
-		*out = make([]v1.Toleration, len(*in))
+		*out = make([]corev1.Toleration, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -3088,24 +3118,24 @@ func (in *Template) DeepCopyInto(out *Template) {
 	}
 	if in.HostAliases != nil {
 		in, out := &in.HostAliases, &out.HostAliases
-		*out = make([]v1.HostAlias, len(*in))
+		*out = make([]corev1.HostAlias, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
 	if in.SecurityContext != nil {
 		in, out := &in.SecurityContext, &out.SecurityContext
-		*out = new(v1.PodSecurityContext)
+		*out = new(corev1.PodSecurityContext)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.PodResources != nil {
 		in, out := &in.PodResources, &out.PodResources
-		*out = new(v1.ResourceRequirements)
+		*out = new(corev1.ResourceRequirements)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.ResourceClaims != nil {
 		in, out := &in.ResourceClaims, &out.ResourceClaims
-		*out = make([]v1.PodResourceClaim, len(*in))
+		*out = make([]corev1.PodResourceClaim, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -3237,7 +3267,7 @@ func (in *ValueFrom) DeepCopyInto(out *ValueFrom) {
 	}
 	if in.ConfigMapKeyRef != nil {
 		in, out := &in.ConfigMapKeyRef, &out.ConfigMapKeyRef
-		*out = new(v1.ConfigMapKeySelector)
+		*out = new(corev1.ConfigMapKeySelector)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Default != nil {
@@ -3253,6 +3283,21 @@ func (in *ValueFrom) DeepCopy() *ValueFrom {
 		return nil
 	}
 	out := new(ValueFrom)
+	in.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto is an autogenerated deepcopy function, copying the receiver, writing into out. in must be non-nil.
+func (in *Version) DeepCopyInto(out *Version) {
+	*out = *in
+}
+
+// DeepCopy is an autogenerated deepcopy function, copying the receiver, creating a new Version.
+func (in *Version) DeepCopy() *Version {
+	if in == nil {
+		return nil
+	}
+	out := new(Version)
 	in.DeepCopyInto(out)
 	return out
 }
@@ -3485,14 +3530,14 @@ func (in *WorkflowSpec) DeepCopyInto(out *WorkflowSpec) {
 	}
 	if in.Volumes != nil {
 		in, out := &in.Volumes, &out.Volumes
-		*out = make([]v1.Volume, len(*in))
+		*out = make([]corev1.Volume, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
 	if in.VolumeClaimTemplates != nil {
 		in, out := &in.VolumeClaimTemplates, &out.VolumeClaimTemplates
-		*out = make([]v1.PersistentVolumeClaim, len(*in))
+		*out = make([]corev1.PersistentVolumeClaim, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -3521,19 +3566,19 @@ func (in *WorkflowSpec) DeepCopyInto(out *WorkflowSpec) {
 	}
 	if in.Affinity != nil {
 		in, out := &in.Affinity, &out.Affinity
-		*out = new(v1.Affinity)
+		*out = new(corev1.Affinity)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Tolerations != nil {
 		in, out := &in.Tolerations, &out.Tolerations
-		*out = make([]v1.Toleration, len(*in))
+		*out = make([]corev1.Toleration, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
 	if in.ImagePullSecrets != nil {
 		in, out := &in.ImagePullSecrets, &out.ImagePullSecrets
-		*out = make([]v1.LocalObjectReference, len(*in))
+		*out = make([]corev1.LocalObjectReference, len(*in))
 		copy(*out, *in)
 	}
 	if in.HostNetwork != nil {
@@ -3543,12 +3588,12 @@ func (in *WorkflowSpec) DeepCopyInto(out *WorkflowSpec) {
 	}
 	if in.DNSPolicy != nil {
 		in, out := &in.DNSPolicy, &out.DNSPolicy
-		*out = new(v1.DNSPolicy)
+		*out = new(corev1.DNSPolicy)
 		**out = **in
 	}
 	if in.DNSConfig != nil {
 		in, out := &in.DNSConfig, &out.DNSConfig
-		*out = new(v1.PodDNSConfig)
+		*out = new(corev1.PodDNSConfig)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Hooks != nil {
@@ -3580,14 +3625,14 @@ func (in *WorkflowSpec) DeepCopyInto(out *WorkflowSpec) {
 	}
 	if in.HostAliases != nil {
 		in, out := &in.HostAliases, &out.HostAliases
-		*out = make([]v1.HostAlias, len(*in))
+		*out = make([]corev1.HostAlias, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
 	if in.SecurityContext != nil {
 		in, out := &in.SecurityContext, &out.SecurityContext
-		*out = new(v1.PodSecurityContext)
+		*out = new(corev1.PodSecurityContext)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.PodDisruptionBudget != nil {
@@ -3654,12 +3699,12 @@ func (in *WorkflowSpec) DeepCopyInto(out *WorkflowSpec) {
 	}
 	if in.PodResources != nil {
 		in, out := &in.PodResources, &out.PodResources
-		*out = new(v1.ResourceRequirements)
+		*out = new(corev1.ResourceRequirements)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.ResourceClaims != nil {
 		in, out := &in.ResourceClaims, &out.ResourceClaims
-		*out = make([]v1.PodResourceClaim, len(*in))
+		*out = make([]corev1.PodResourceClaim, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -3697,7 +3742,7 @@ func (in *WorkflowStatus) DeepCopyInto(out *WorkflowStatus) {
 	}
 	if in.PersistentVolumeClaims != nil {
 		in, out := &in.PersistentVolumeClaims, &out.PersistentVolumeClaims
-		*out = make([]v1.Volume, len(*in))
+		*out = make([]corev1.Volume, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}

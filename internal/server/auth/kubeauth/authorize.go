@@ -97,6 +97,7 @@ func resourceName(r authzv1.ResourceAttributes) string {
 //	                                     submit-workflow-template Role)
 //	events, another verb (WatchEvents)   the verb on events (group ""), the
 //	                                     Kubernetes events argo-server watches
+//	synclimits                           the verb on configmaps (group "")
 //	logs                                 get workflows (by name), and get pods/log
 //	                                     (group "")
 //
@@ -132,6 +133,10 @@ func checks(a auth.Attributes) []authzv1.ResourceAttributes {
 			argo("get", "workflowtemplates", ns, ""),
 			argo("create", "workflows", ns, ""),
 		}
+	case "synclimits":
+		// A ConfigMap key, as argo-server's sync service writes one (a
+		// database limit is asked as the same right).
+		return []authzv1.ResourceAttributes{{Verb: verb, Group: "", Resource: "configmaps", Namespace: ns, Name: a.Name}}
 	case "logs":
 		return []authzv1.ResourceAttributes{
 			argo("get", "workflows", ns, a.Name),
