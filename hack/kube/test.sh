@@ -47,3 +47,6 @@ export BRAID_TEST_S3_ENDPOINT BRAID_TEST_S3_ACCESS_KEY BRAID_TEST_S3_SECRET_KEY 
 # shellcheck disable=SC2086
 BRAID_KUBE=1 BRAID_REQUIRE_KUBE=1 BRAID_REQUIRE_POSTGRES=1 BRAID_REQUIRE_MINIO=1 BRAID_BIN="$BRAID_BIN" \
   "$GO" test -count=1 -timeout 30m ${BRAID_KUBE_GOTEST_FLAGS:-} ./internal/store/kube/ ./internal/store/postgres/ ./internal/runtime/kube/ ./test/e2e/kube/
+# The server's sync limits on real ConfigMaps and on PostgreSQL (internal/cli/synclimits_kube_test.go).
+BRAID_KUBE=1 BRAID_REQUIRE_KUBE=1 BRAID_REQUIRE_POSTGRES=1 \
+  "$GO" test -count=1 -timeout 10m -run '^TestKubeSyncLimits' ./internal/cli/

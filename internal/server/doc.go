@@ -45,6 +45,8 @@
 //   - logs.go: logs read back from the end of the file for tailLines and
 //     limitBytes, and cut into entries of at most 256 KiB;
 //   - recover.go: the panic boundaries;
+//   - synclimits.go: Argo v4's SyncService (semaphore limits as ConfigMap
+//     keys or database rows) over Options.SyncLimits;
 //   - info.go: InfoService (version, info, userinfo); convert.go: the REST
 //     JSON of objects (as it was when they travelled as Structs) and the
 //     `fields` filter.

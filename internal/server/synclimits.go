@@ -171,8 +171,8 @@ func syncLimitError(err error, r store.SyncLimitRef, verb string) error {
 		return status.Errorf(codes.InvalidArgument, "invalid limit format for key %s in configmap %s/%s", r.Key, r.Namespace, r.ConfigMap)
 	case errors.Is(err, store.ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, store.ErrUnavailable):
-		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, store.ErrUnavailable): // the reason, without the sentinel's words
+		return status.Error(codes.FailedPrecondition, strings.TrimSuffix(err.Error(), ": "+store.ErrUnavailable.Error()))
 	case errors.Is(err, store.ErrForbidden):
 		return status.Errorf(codes.PermissionDenied, "%s sync limit %s: %v", verb, r, err)
 	case errors.Is(err, context.Canceled):

@@ -19,13 +19,15 @@
 //   - Workflow nodes as rows, one per node, so a workflow has no size cap
 //     and the controller's hot path, UpdateWorkflowStatus, writes only the
 //     nodes that changed.
+//   - Semaphore limits set through the sync API (synclimits.go): a
+//     ConfigMap's keys and database semaphores' limits, one row each.
 //   - Watch: an in-process fan-out of ADDED, MODIFIED and DELETED events in
 //     commit order.
 //
 // It does not decide anything about workflows. What a status should be is
 // the engine's business and when to write it the controller's.
 //
-// # Schema (version 4)
+// # Schema (version 5)
 //
 //	objects  id PK, kind, namespace, name (UNIQUE together), uid,
 //	         resource_version, generation, created_at (unix ns, injected clock),
@@ -49,6 +51,11 @@
 //	archived_labels  archive_id -> archived, namespace, key, value; indexed
 //	         on (key, value, archive_id) and (namespace, key, value), so a
 //	         label selector over 100,000 archived workflows is answered in SQL
+//	memo     (namespace, cache, key) PK, node_id, outputs, created_at,
+//	         last_hit_at — version 3, memo.go
+//	sync_limits  (namespace, config_map, key) PK, sync_limit: semaphore
+//	         limits set through the sync API (config_map '' for a database
+//	         semaphore) — version 5, synclimits.go
 //
 // The spec lives apart so that a status write does not rewrite it: writes
 // compare spec_hash and touch specs only when the spec changed (which is
