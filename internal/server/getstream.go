@@ -60,7 +60,18 @@ type getRoute struct {
 // handlers, whose routes it replaces; the gateway's middleware (auth) runs
 // before it as before theirs.
 func registerGetStream(gw *runtime.ServeMux, wfs *workflowServer, archive *archiveServer, header func(http.Header)) error {
-	routes := []getRoute{
+	for _, r := range getRoutes(wfs, archive) {
+		if err := gw.HandlePath(http.MethodGet, r.pattern, serveGet(gw, wfs.log, r, header)); err != nil {
+			return fmt.Errorf("get route %s: %w", r.pattern, err)
+		}
+	}
+	return nil
+}
+
+// getRoutes are the REST GETs of one workflow: GetWorkflow and
+// GetArchivedWorkflow.
+func getRoutes(wfs *workflowServer, archive *archiveServer) []getRoute {
+	return []getRoute{
 		{getPattern, "/workflow.WorkflowService/GetWorkflow",
 			func() any { return &workflow.WorkflowGetRequest{} },
 			func(ctx context.Context, m any) (*v1alpha1.Workflow, string, error) {
@@ -76,12 +87,6 @@ func registerGetStream(gw *runtime.ServeMux, wfs *workflowServer, archive *archi
 				return wf, "", err
 			}},
 	}
-	for _, r := range routes {
-		if err := gw.HandlePath(http.MethodGet, r.pattern, serveGet(gw, wfs.log, r, header)); err != nil {
-			return fmt.Errorf("get route %s: %w", r.pattern, err)
-		}
-	}
-	return nil
 }
 
 // getRequested is GetWorkflow's lookup: the workflow by name (or

@@ -22,8 +22,6 @@ import (
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
-	"github.com/braidwf/braid/pkg/apiclient/workflow"
-	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -45,22 +43,7 @@ func oldGetGateway(t testing.TB, st Store, gk *auth.Gatekeeper) http.Handler {
 		gwruntime.WithMiddlewares(gk.GatewayMiddleware(auth.GatewayRoutes())),
 	)
 	wfs, archive := &workflowServer{store: st, log: log}, newArchiveServer(st, log)
-	for _, r := range []getRoute{
-		{getPattern, "/workflow.WorkflowService/GetWorkflow",
-			func() any { return &workflow.WorkflowGetRequest{} },
-			func(ctx context.Context, m any) (*v1alpha1.Workflow, string, error) {
-				req := m.(*workflow.WorkflowGetRequest)
-				wf, err := wfs.getRequested(ctx, req)
-				return wf, req.GetFields(), err
-			}},
-		{archiveGetPattern, "/workflowarchive.ArchivedWorkflowService/GetArchivedWorkflow",
-			func() any { return &workflowarchive.GetArchivedWorkflowRequest{} },
-			func(ctx context.Context, m any) (*v1alpha1.Workflow, string, error) {
-				req := m.(*workflowarchive.GetArchivedWorkflowRequest)
-				wf, err := archive.get(ctx, "get", req.GetUid(), req.GetNamespace(), req.GetName())
-				return wf, "", err
-			}},
-	} {
+	for _, r := range getRoutes(wfs, archive) {
 		if err := gw.HandlePath(http.MethodGet, r.pattern, func(w http.ResponseWriter, req *http.Request, params map[string]string) {
 			_, m := gwruntime.MarshalerForRequest(gw, req)
 			ctx, err := gwruntime.AnnotateIncomingContext(req.Context(), gw, req, r.rpc, gwruntime.WithHTTPPathPattern(r.pattern))

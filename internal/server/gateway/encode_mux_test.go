@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/pkg/apiclient/rest"
+	"github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
@@ -27,6 +28,6 @@ func TestEncodeThroughTheMux(t *testing.T) {
 			t.Fatal(err)
 		}
 		echoed(t, call(t, c.verb, base+path+"?"+q.Encode(), ""), c.out)
-		sameJSON(t, c.out, c.in)
+		resttest.SameJSON(t, c.out, c.in)
 	}
 }

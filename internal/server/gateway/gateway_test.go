@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
@@ -65,22 +66,6 @@ func echoed(t *testing.T, r response, req any) Echo {
 	return e
 }
 
-// sameJSON compares by JSON form (metav1.Time parses into Local time).
-func sameJSON(t *testing.T, got, want any) {
-	t.Helper()
-	g, err := json.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := json.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(g) != string(w) {
-		t.Errorf("got  %s\nwant %s", g, w)
-	}
-}
-
 // wantError checks an error response: HTTP status and argo-server's body.
 func wantError(t *testing.T, r response, status int, code codes.Code, msgPart string) {
 	t.Helper()
@@ -100,7 +85,7 @@ func TestBodyIsTheRequest(t *testing.T) {
 		`{"namespace":"body","thing":{"metadata":{"name":"a","labels":{"k":"v"}},"spec":"s"},"unknown":[1,2]}`)
 	var got CreateThingRequest
 	echoed(t, r, &got)
-	sameJSON(t, got, CreateThingRequest{Namespace: "ns1", Thing: &Thing{
+	resttest.SameJSON(t, got, CreateThingRequest{Namespace: "ns1", Thing: &Thing{
 		Metadata: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"k": "v"}}, Spec: "s"}})
 }
 
@@ -111,14 +96,14 @@ func TestBodyIsAField(t *testing.T) {
 		`{"metadata":{"name":"from-body","namespace":"x"},"spec":"s"}`)
 	var got UpdateThingRequest
 	echoed(t, r, &got)
-	sameJSON(t, got, UpdateThingRequest{Namespace: "ns1", Thing: &Thing{
+	resttest.SameJSON(t, got, UpdateThingRequest{Namespace: "ns1", Thing: &Thing{
 		Metadata: metav1.ObjectMeta{Name: "from/path", Namespace: "x"}, Spec: "s"}})
 
 	// No body: the path still allocates the field it names.
 	r = call(t, "PUT", base+"/api/v1/things/ns1/n", "")
 	got = UpdateThingRequest{}
 	echoed(t, r, &got)
-	sameJSON(t, got, UpdateThingRequest{Namespace: "ns1", Thing: &Thing{Metadata: metav1.ObjectMeta{Name: "n"}}})
+	resttest.SameJSON(t, got, UpdateThingRequest{Namespace: "ns1", Thing: &Thing{Metadata: metav1.ObjectMeta{Name: "n"}}})
 }
 
 func TestEmptyBody(t *testing.T) {
@@ -127,7 +112,7 @@ func TestEmptyBody(t *testing.T) {
 		r := call(t, "POST", base+"/api/v1/things/ns1", body)
 		var got CreateThingRequest
 		echoed(t, r, &got)
-		sameJSON(t, got, CreateThingRequest{Namespace: "ns1"})
+		resttest.SameJSON(t, got, CreateThingRequest{Namespace: "ns1"})
 	}
 }
 
@@ -211,13 +196,13 @@ func TestQueryBindsEveryLeafKind(t *testing.T) {
 		Paging:     Paging{Extra: "inlined"},
 		DeleteOpts: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptrTo(types.UID("u-1"))}, GracePeriodSeconds: ptrTo[int64](30), DryRun: []string{"All"}},
 	}
-	sameJSON(t, got, want)
+	resttest.SameJSON(t, got, want)
 
 	// "+" is a space in a query; no parameter leaves the pointers nil.
 	r = call(t, "GET", base+"/api/v1/things/ns1?listOptions.labelSelector=a+b%2Bc", "")
 	got = ListThingsRequest{}
 	echoed(t, r, &got)
-	sameJSON(t, got, ListThingsRequest{Namespace: "ns1", ListOptions: &metav1.ListOptions{LabelSelector: "a b+c"}})
+	resttest.SameJSON(t, got, ListThingsRequest{Namespace: "ns1", ListOptions: &metav1.ListOptions{LabelSelector: "a b+c"}})
 	r = call(t, "GET", base+"/api/v1/things/ns1?unknown.deep=1&logOptions.nothing=2", "")
 	got = ListThingsRequest{}
 	echoed(t, r, &got)
@@ -232,7 +217,7 @@ func TestDeleteBindsOptions(t *testing.T) {
 	var got DeleteThingRequest
 	echoed(t, r, &got)
 	fg := metav1.DeletePropagationForeground
-	sameJSON(t, got, DeleteThingRequest{Namespace: "ns1", Name: "n1", Force: true, DeleteOptions: &metav1.DeleteOptions{
+	resttest.SameJSON(t, got, DeleteThingRequest{Namespace: "ns1", Name: "n1", Force: true, DeleteOptions: &metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: ptrTo(types.UID("u"))}, PropagationPolicy: &fg}})
 }
 
@@ -258,7 +243,7 @@ func TestPathParameters(t *testing.T) {
 	r := call(t, "GET", base+"/api/v1/things/?listOptions.limit=1", "")
 	var got ListThingsRequest
 	echoed(t, r, &got)
-	sameJSON(t, got, ListThingsRequest{ListOptions: &metav1.ListOptions{Limit: 1}})
+	resttest.SameJSON(t, got, ListThingsRequest{ListOptions: &metav1.ListOptions{Limit: 1}})
 }
 
 func TestBadQueryValues(t *testing.T) {
@@ -366,7 +351,7 @@ func TestPostServedAsGet(t *testing.T) {
 		"Content-Type", "application/x-www-form-urlencoded")
 	var got GetThingRequest
 	echoed(t, r, &got)
-	sameJSON(t, got, GetThingRequest{Namespace: "ns", Name: "n", Fields: "a", GetOptions: &metav1.GetOptions{ResourceVersion: "5"}})
+	resttest.SameJSON(t, got, GetThingRequest{Namespace: "ns", Name: "n", Fields: "a", GetOptions: &metav1.GetOptions{ResourceVersion: "5"}})
 }
 
 func ptrTo[T any](v T) *T { return &v }

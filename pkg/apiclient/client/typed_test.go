@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/braidwf/braid/pkg/apiclient/rest/resttest"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -100,7 +102,7 @@ func TestGRPCTypedRoundTrip(t *testing.T) {
 	if req.Namespace != "ns" || req.CreateOptions == nil || !reflect.DeepEqual(req.CreateOptions.DryRun, []string{"All"}) {
 		t.Errorf("the server got %+v", req)
 	}
-	sameJSON(t, got, want)
+	resttest.SameJSON(t, got, want)
 
 	watch, err := c.Workflow.WatchWorkflows(ctx, &workflow.WatchWorkflowsRequest{Namespace: "ns", ListOptions: &metav1.ListOptions{LabelSelector: "a=b"}})
 	if err != nil {
@@ -116,7 +118,7 @@ func TestGRPCTypedRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		types = append(types, ev.Type)
-		sameJSON(t, ev.Object, want)
+		resttest.SameJSON(t, ev.Object, want)
 	}
 	if strings.Join(types, ",") != "ADDED,MODIFIED" {
 		t.Errorf("events %v", types)
@@ -153,21 +155,5 @@ func TestHTTP1TypedCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameJSON(t, got, want)
-}
-
-// sameJSON fails when got and want differ as JSON.
-func sameJSON(t *testing.T, got, want any) {
-	t.Helper()
-	g, err := json.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := json.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(g) != string(w) {
-		t.Errorf("got  %s\nwant %s", g, w)
-	}
+	resttest.SameJSON(t, got, want)
 }

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
@@ -42,7 +42,7 @@ func TestBindPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameJSON(t, req, GetThingRequest{Name: "p", Fields: "f", GetOptions: &metav1.GetOptions{ResourceVersion: "7"}})
+	resttest.SameJSON(t, req, GetThingRequest{Name: "p", Fields: "f", GetOptions: &metav1.GetOptions{ResourceVersion: "7"}})
 
 	err = Bind(&req, map[string]string{"nope": "x"}, nil)
 	if err == nil || !strings.Contains(err.Error(), `parameter "nope": the request has no such field`) {
@@ -135,20 +135,4 @@ func FuzzBind(f *testing.F) {
 			t.Fatalf("not stable: %q %q, then %q %q (%v)", path, q2.Encode(), path3, q3.Encode(), err)
 		}
 	})
-}
-
-// sameJSON fails when got and want differ as JSON.
-func sameJSON(t *testing.T, got, want any) {
-	t.Helper()
-	g, err := json.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := json.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(g) != string(w) {
-		t.Errorf("got  %s\nwant %s", g, w)
-	}
 }

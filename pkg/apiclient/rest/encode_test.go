@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 	. "github.com/braidwf/braid/pkg/apiclient/rest/resttest"
 )
 
@@ -73,7 +74,7 @@ func TestEncodeThenBind(t *testing.T) {
 		if err := Bind(c.out, pathParams(t, c.pattern, path), q); err != nil {
 			t.Fatal(err)
 		}
-		sameJSON(t, c.out, c.in)
+		resttest.SameJSON(t, c.out, c.in)
 	}
 }
 

@@ -4,11 +4,14 @@
 package resttest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/types"
 	"math"
+	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,3 +130,19 @@ func FullList() *ListThingsRequest {
 
 // PtrTo is a pointer to a copy of v.
 func PtrTo[T any](v T) *T { return &v }
+
+// SameJSON fails t when got and want differ as JSON.
+func SameJSON(t testing.TB, got, want any) {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(g) != string(w) {
+		t.Errorf("got  %s\nwant %s", g, w)
+	}
+}
