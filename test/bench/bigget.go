@@ -27,6 +27,9 @@ type bigGet struct {
 	nodes int
 	runs  int
 	plain bool // the server without TLS or client auth
+	// restOnly measures REST alone: for a server (an older build) whose
+	// gRPC does not speak Argo's wire format.
+	restOnly bool
 }
 
 // bigGetResult is one transport's measurement.
@@ -37,6 +40,7 @@ type bigGetResult struct {
 	proto    string        // REST: the HTTP version the client spoke
 	cpuPerOp time.Duration // the server's CPU time per GET
 	nodes    int
+	skipped  bool // not measured (restOnly)
 }
 
 // runG1 runs G1 and prints a line per transport and their ratio.
@@ -46,8 +50,11 @@ func runG1(bin, dir string, w bigGet) error {
 		return fmt.Errorf("G1: %w", err)
 	}
 	fmt.Printf("\nG1 (GetWorkflow of one workflow of %d nodes through the Go client, %s; the workflow ran in %s; median of %d):\n",
-		res[0].nodes, serverKind(w.plain), built.Round(time.Millisecond), w.runs)
+		res[1].nodes, serverKind(w.plain), built.Round(time.Millisecond), w.runs)
 	for _, r := range res {
+		if r.skipped {
+			continue
+		}
 		how := "protobuf"
 		if r.http1 {
 			how = "JSON over " + r.proto
@@ -55,7 +62,9 @@ func runG1(bin, dir string, w bigGet) error {
 		fmt.Printf("  over %-4s  %s, answer %.2f MB (%s), server CPU %s per GET\n",
 			transportName(r.http1), r.median.Round(100*time.Microsecond), float64(r.bytes)/1e6, how, r.cpuPerOp.Round(time.Millisecond))
 	}
-	fmt.Printf("  REST / gRPC: %.2f\n", float64(res[1].median)/float64(res[0].median))
+	if !w.restOnly {
+		fmt.Printf("  REST / gRPC: %.2f\n", float64(res[1].median)/float64(res[0].median))
+	}
 	return nil
 }
 
@@ -76,27 +85,31 @@ func (w bigGet) run(bin, dir string) ([]bigGetResult, time.Duration, error) {
 	defer srv.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	if err := waitReady(ctx, srv.client); err != nil {
+	rest, err := srv.dial(true)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rest.Close()
+	setup := srv.client
+	if w.restOnly {
+		setup = rest.Workflow
+	}
+	if err := waitReady(ctx, setup); err != nil {
 		return nil, 0, err
 	}
 	start := time.Now()
 	// The steps node and its one group node are nodes too.
 	wf := fanOut("g1", max(w.nodes-2, 1))
-	if _, err := srv.client.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: wf}); err != nil {
+	if _, err := setup.CreateWorkflow(ctx, &wfapi.WorkflowCreateRequest{Namespace: "default", Workflow: wf}); err != nil {
 		return nil, 0, fmt.Errorf("create: %w", err)
 	}
-	if err := waitCompleted(ctx, srv.client, 1); err != nil {
+	if err := waitCompleted(ctx, setup, 1); err != nil {
 		return nil, 0, err
 	}
 	built := time.Since(start)
 	if err := waitIdle(ctx, srv.pid()); err != nil {
 		return nil, 0, err
 	}
-	rest, err := srv.dial(true)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rest.Close()
 	res, err := w.measure(ctx, srv, [2]*apiclient.Client{srv.conn, rest})
 	return res, built, err
 }
@@ -105,23 +118,29 @@ func (w bigGet) run(bin, dir string) ([]bigGetResult, time.Duration, error) {
 // warm up and check the answers, then runs times each, taking turns.
 func (w bigGet) measure(ctx context.Context, srv *benchServer, clients [2]*apiclient.Client) ([]bigGetResult, error) {
 	req := &wfapi.WorkflowGetRequest{Namespace: "default", Name: "g1"}
-	res := []bigGetResult{{http1: false}, {http1: true}}
+	res := []bigGetResult{{http1: false, skipped: w.restOnly}, {http1: true}}
 	var answers [2]*v1alpha1.Workflow
 	for i, c := range clients {
+		if res[i].skipped {
+			continue
+		}
 		wf, err := c.Workflow.GetWorkflow(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("GET over %s: %w", transportName(res[i].http1), err)
 		}
 		answers[i], res[i].nodes = wf, len(wf.Status.Nodes)
 	}
-	if err := sameAnswer(answers[0], answers[1]); err != nil {
-		return nil, err
+	if !w.restOnly {
+		if err := sameAnswer(answers[0], answers[1]); err != nil {
+			return nil, err
+		}
+		size, err := wirecodec.Size(answers[0])
+		if err != nil {
+			return nil, err
+		}
+		res[0].bytes = int64(size)
 	}
-	size, err := wirecodec.Size(answers[0])
-	if err != nil {
-		return nil, err
-	}
-	res[0].bytes = int64(size)
+	var err error
 	if res[1].bytes, res[1].proto, err = restBodySize(ctx, srv); err != nil {
 		return nil, err
 	}
@@ -131,6 +150,9 @@ func (w bigGet) measure(ctx context.Context, srv *benchServer, clients [2]*apicl
 	for run := range max(w.runs, 1) {
 		for k := range 2 {
 			i := (run + k) % 2 // alternate which goes first
+			if res[i].skipped {
+				continue
+			}
 			c0, t0 := cpuTime(pid), time.Now()
 			if _, err := clients[i].Workflow.GetWorkflow(ctx, req); err != nil {
 				return nil, fmt.Errorf("GET over %s: %w", transportName(res[i].http1), err)
@@ -140,6 +162,9 @@ func (w bigGet) measure(ctx context.Context, srv *benchServer, clients [2]*apicl
 		}
 	}
 	for i := range res {
+		if res[i].skipped {
+			continue
+		}
 		res[i].median = median(took[i])
 		res[i].cpuPerOp = cpu[i] / time.Duration(len(took[i]))
 	}

@@ -24,7 +24,9 @@
 //	    a fan-out of `true` steps, as W7) through pkg/apiclient/client over
 //	    gRPC and over REST, 20 times each (-g1-runs), taking turns: the
 //	    median time to the typed workflow, the answer's size and the
-//	    server's CPU per GET, and the ratio REST / gRPC
+//	    server's CPU per GET, and the ratio REST / gRPC; -g1-rest-only
+//	    measures REST alone, for a build from before braid spoke Argo's
+//	    gRPC wire format (before and after: run both binaries)
 //	A1: a 1 GiB output artifact (-a1-size) saved to a real MinIO (bin/tools/minio,
 //	    built by hack/minio.sh build) and loaded by the next step, once with
 //	    archive none and once tar+gzip; wall time and braid's peak RSS

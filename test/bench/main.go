@@ -43,6 +43,7 @@ func main() {
 	g1 := bigGet{}
 	flag.IntVar(&g1.nodes, "g1-nodes", 10000, "G1: nodes of the workflow that is read")
 	flag.IntVar(&g1.runs, "g1-runs", 20, "G1: GETs over each transport (the median is reported)")
+	flag.BoolVar(&g1.restOnly, "g1-rest-only", false, "G1: measure REST alone (a build from before braid spoke Argo's gRPC wire format)")
 	plain := flag.Bool("plain-server", false, "W6, W7: run braid server without TLS or client auth (--secure=false --auth-mode server), "+
 		"as before they were its defaults; by default the server runs with its defaults and the clients pin its certificate and send its local token")
 	flag.Parse()
