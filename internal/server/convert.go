@@ -20,25 +20,12 @@ import (
 // withFields is obj with Argo's `fields` applied: only the JSON paths in
 // fields kept, or with a leading "-", dropped. An empty fields is obj.
 func withFields[T any](obj *T, fields string) (*T, error) {
-	if strings.TrimSpace(fields) == "" {
+	fields = strings.TrimSpace(fields)
+	if fields == "" {
 		return obj, nil
 	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encode %T: %v", obj, err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, status.Errorf(codes.Internal, "decode %T: %v", obj, err)
-	}
-	if data, err = json.Marshal(filterFields(m, fields)); err != nil {
-		return nil, status.Errorf(codes.Internal, "encode %T: %v", obj, err)
-	}
-	out := new(T)
-	if err := json.Unmarshal(data, out); err != nil {
-		return nil, status.Errorf(codes.Internal, "decode %T: %v", obj, err)
-	}
-	return out, nil
+	drop := strings.HasPrefix(fields, "-")
+	return shaped(obj, parseFields(strings.TrimPrefix(fields, "-")), drop)
 }
 
 // restJSON encodes a REST response. An object (a Workflow, a list, ...)
@@ -86,19 +73,6 @@ func parseFields(list string) fieldTree {
 		}
 	}
 	return t
-}
-
-// filterFields applies Argo's `fields`: a comma-separated list of dotted
-// paths to keep, or with a leading "-", to drop. Lists are walked through:
-// items.metadata.name keeps the name of every item.
-func filterFields(m map[string]any, fields string) map[string]any {
-	fields = strings.TrimSpace(fields)
-	if strings.HasPrefix(fields, "-") {
-		dropFields(m, parseFields(fields[1:]))
-		return m
-	}
-	out, _ := keepFields(m, parseFields(fields)).(map[string]any)
-	return out
 }
 
 func keepFields(v any, t fieldTree) any {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -378,27 +377,6 @@ func (m *compactJSONPb) Marshal(v any) ([]byte, error) {
 		return b, nil // not expected; protojson's own output is still valid JSON
 	}
 	return buf.Bytes(), nil
-}
-
-// NewDecoder names the request body in decoding errors, which the gateway
-// passes on as the message of a 400 (code 3): "unexpected EOF" or "http:
-// request body too large" alone do not say what was wrong. io.EOF (an empty
-// body, which Argo accepts) passes through unchanged.
-func (m *compactJSONPb) NewDecoder(r io.Reader) runtime.Decoder {
-	d := m.JSONPb.NewDecoder(r)
-	return runtime.DecoderFunc(func(v any) error {
-		err := d.Decode(v)
-		if err == nil || errors.Is(err, io.EOF) {
-			return err
-		}
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("request body is larger than the limit of %d bytes", mbe.Limit)
-		}
-		// protojson's messages start "proto:" and a random space.
-		msg := strings.TrimLeft(strings.TrimPrefix(err.Error(), "proto:"), " \u00a0")
-		return fmt.Errorf("request body is not valid JSON for this request: %s", msg)
-	})
 }
 
 // httpStatus maps a gRPC code to the HTTP status argo-server uses (ARGO-API §3.4).

@@ -60,3 +60,16 @@ func structJSON(t testing.TB, v any, fields string) []byte {
 // wireCodec makes a test's gRPC client speak Argo's wire format, as the
 // server does.
 var wireCodec = grpc.WithDefaultCallOptions(grpc.ForceCodecV2(wirecodec.CodecV2{}))
+
+// filterFields applies Argo's `fields`: a comma-separated list of dotted
+// paths to keep, or with a leading "-", to drop. Lists are walked through:
+// items.metadata.name keeps the name of every item.
+func filterFields(m map[string]any, fields string) map[string]any {
+	fields = strings.TrimSpace(fields)
+	if strings.HasPrefix(fields, "-") {
+		dropFields(m, parseFields(fields[1:]))
+		return m
+	}
+	out, _ := keepFields(m, parseFields(fields)).(map[string]any)
+	return out
+}
