@@ -384,16 +384,23 @@ func stepsInOrder(wf *v1alpha1.Workflow, lastWrite func(*v1alpha1.NodeStatus) ti
 			nodes = append(nodes, n)
 		}
 	}
-	written := make(map[string]time.Time, len(nodes))
-	for i := range nodes {
-		written[nodes[i].ID] = lastWrite(&nodes[i])
+	// Only ties ask for a log's time: a stat of every log on every round
+	// of a followed big workflow would cost more than the lines.
+	written := map[string]time.Time{}
+	when := func(n *v1alpha1.NodeStatus) time.Time {
+		t, ok := written[n.ID]
+		if !ok {
+			t = lastWrite(n)
+			written[n.ID] = t
+		}
+		return t
 	}
 	sort.Slice(nodes, func(i, j int) bool {
-		a, b := nodes[i], nodes[j]
+		a, b := &nodes[i], &nodes[j]
 		if !a.StartedAt.Equal(&b.StartedAt) {
 			return a.StartedAt.Before(&b.StartedAt)
 		}
-		if wa, wb := written[a.ID], written[b.ID]; !wa.Equal(wb) {
+		if wa, wb := when(a), when(b); !wa.Equal(wb) {
 			return wa.Before(wb)
 		}
 		return a.ID < b.ID
