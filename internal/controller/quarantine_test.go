@@ -183,28 +183,36 @@ func runUntilJournaled(t *testing.T, dir, journal, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The pass stays busy until the journal has been seen (or a bound), so
+	// that a slow machine cannot let it finish before the watchdog looks.
+	seen := make(chan struct{})
 	c.faults.beforeReconcile = func(wf *v1alpha1.Workflow) {
 		if wf.Name == name {
-			time.Sleep(4 * busyAfter)
+			select {
+			case <-seen:
+			case <-time.After(15 * time.Second):
+			}
 		}
 	}
 	m := newQuarantineManager(t, c, st, journal)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	// start is taken before the Manager runs: its pass may begin at once.
+	start := time.Now()
 	go func() { _ = m.Run(ctx); close(done) }()
 	defer func() {
+		close(seen)
 		cancel()
 		<-done
 		_ = rt.Close()
 		_ = st.Close()
 	}()
-	start := time.Now()
 	deadline := start.Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		data, _ := os.ReadFile(journal)
 		var f journalFile
 		// The file the previous "crash" left lists it too: wait for this process's.
-		if json.Unmarshal(data, &f) == nil && len(f.Busy) == 1 && f.Busy[0].Name == name && f.Busy[0].BusySince.After(start) {
+		if json.Unmarshal(data, &f) == nil && len(f.Busy) == 1 && f.Busy[0].Name == name && !f.Busy[0].BusySince.Before(start) {
 			return data
 		}
 		time.Sleep(20 * time.Millisecond)
