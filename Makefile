@@ -16,7 +16,7 @@ FUZZTIME ?= 60s
 BENCHCOUNT ?= 6
 
 .PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean \
-	minio-up minio-down kube-up kube-down kube-images bench-kube compat
+	minio-up minio-down kube-up kube-down kube-images bench-kube compat ui verify-ui
 
 all: build
 
@@ -25,7 +25,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(dir $(BIN))braid-nsinit ./internal/runtime/local/nsinit
 
 ## test: every test (test/compat drives the server with Argo's own Go client, in a module of its own), after starting what the tests need (hack/test-deps.sh; hack/kube/test.sh brings up a one-node Kubernetes and PostgreSQL for the Kubernetes backend's tests and stops them).
-test: vet fmt-check verify-generated
+test: vet fmt-check verify-generated verify-ui
 	./hack/test-deps.sh
 	BRAID_REQUIRE_MINIO=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
@@ -34,6 +34,15 @@ test: vet fmt-check verify-generated
 	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_SSO=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
 	./hack/manifests.sh --check
 	./hack/kube/test.sh $(BIN)
+
+## ui: build the web UI from ui/ (TypeScript, npm's locked packages) into internal/ui/dist, which braid embeds; commit the result.
+ui:
+	cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run --silent check && npm run --silent build
+
+## verify-ui: rebuild the UI and fail if the committed build (internal/ui/dist) differs from it.
+verify-ui: ui
+	@if [ -n "$$(git status --porcelain -- internal/ui/dist)" ]; then \
+		echo "internal/ui/dist is not the build of ui/: run make ui and commit it"; git status --short -- internal/ui/dist; exit 1; fi
 
 ## minio-up: start a MinIO on 127.0.0.1 (random port and credentials); prints `export` lines.
 minio-up:

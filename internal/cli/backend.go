@@ -377,7 +377,11 @@ func (a authFlags) kubeAuth(rc *rest.Config, log *slog.Logger, secure bool) (*se
 	if err != nil {
 		return nil, &exitError{code: 2, err: err}
 	}
-	return &serverAuth{gk: gk, http: auth.HTTPConfig{SecureCookies: secure},
+	web, base, err := a.newUI()
+	if err != nil {
+		return nil, err
+	}
+	return &serverAuth{gk: gk, http: auth.HTTPConfig{SecureCookies: secure}, ui: web, baseHref: base,
 		browser: auth.BrowserConfig{AllowedHosts: a.allowedHosts, AllowedOrigins: a.allowedOrigins}}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/braidwf/braid/internal/server"
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/server/auth/webhook"
+	"github.com/braidwf/braid/internal/ui"
 )
 
 // loginCodeTTL is how long the login URL a server prints stays usable (once).
@@ -28,6 +30,9 @@ type authFlags struct {
 	modes          []string
 	allowedOrigins []string
 	allowedHosts   []string
+	// baseHref is the path the UI is served under as browsers see it
+	// (behind a reverse proxy that strips it), as argo server's.
+	baseHref string
 }
 
 func (a *authFlags) register(fl *pflag.FlagSet) {
@@ -37,6 +42,16 @@ func (a *authFlags) register(fl *pflag.FlagSet) {
 		"origins (scheme://host[:port]) whose pages may call the API from a browser (CORS); none by default")
 	fl.StringSliceVar(&a.allowedHosts, "allowed-hosts", nil,
 		"host names clients may reach this server by, besides IP addresses and localhost (DNS rebinding guard); a leading '.' allows a suffix")
+	fl.StringVar(&a.baseHref, "base-href", envOr("BASE_HREF", "/"),
+		"the path the UI is served under, when a reverse proxy serves it under a subpath (env BASE_HREF)")
+}
+
+// envOr is the environment variable k, else def.
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }
 
 // serverAuth is what server.Options needs to authenticate and authorize.
@@ -45,6 +60,9 @@ type serverAuth struct {
 	http    auth.HTTPConfig
 	browser auth.BrowserConfig
 	sso     http.Handler
+	ui      http.Handler
+	// baseHref is --base-href, checked and with its slashes.
+	baseHref string
 	// local is the local token's credential ("" when client mode is off).
 	local  string
 	logins *auth.LoginCodes
@@ -52,7 +70,21 @@ type serverAuth struct {
 
 // apply sets the auth options of o.
 func (a *serverAuth) apply(o *server.Options) {
-	o.Auth, o.HTTPAuth, o.Browser, o.SSO = a.gk, a.http, a.browser, a.sso
+	o.Auth, o.HTTPAuth, o.Browser, o.SSO, o.UI = a.gk, a.http, a.browser, a.sso, a.ui
+	o.BaseHref = a.baseHref
+}
+
+// newUI is the web UI under the --base-href.
+func (a authFlags) newUI() (http.Handler, string, error) {
+	base, err := ui.NormalizeBaseHref(a.baseHref)
+	if err != nil {
+		return nil, "", &exitError{code: 2, err: err}
+	}
+	h, err := ui.New(base)
+	if err != nil {
+		return nil, "", err
+	}
+	return h, base, nil
 }
 
 // loginURL is a URL that logs a browser in once, or "" without client mode.
@@ -80,6 +112,9 @@ func (a authFlags) embeddedAuth(ctx context.Context, cfg *config.Config, log *sl
 		browser: auth.BrowserConfig{AllowedHosts: a.allowedHosts, AllowedOrigins: a.allowedOrigins},
 		http:    auth.HTTPConfig{SecureCookies: secure},
 	}
+	if out.ui, out.baseHref, err = a.newUI(); err != nil {
+		return nil, err
+	}
 	c := auth.Config{Modes: modes, Audit: log.With("component", "audit")}
 	tokens, err := auth.OpenTokens(cfg.DataDir, nil)
 	if err != nil {
@@ -99,7 +134,7 @@ func (a authFlags) embeddedAuth(ctx context.Context, cfg *config.Config, log *sl
 		out.http.Webhook = hook
 	}
 	if slices.Contains(modes, auth.ModeSSO) {
-		v, h, err := newSSO(ctx, cfg, tokens, log, secure)
+		v, h, err := newSSO(ctx, cfg, tokens, log, secure, a.baseHref)
 		if err != nil {
 			return nil, &exitError{code: 2, err: err}
 		}

@@ -20,7 +20,7 @@ const ssoKeyFile = "sso.key"
 // newSSO builds the SSO of braid server from the config's sso key: its
 // secrets from the config, its RBAC rules from the named tokens (read at
 // every request), its session key in <data dir>/sso.key.
-func newSSO(ctx context.Context, cfg *config.Config, tokens *auth.Tokens, log *slog.Logger, secure bool) (auth.Verifier, http.Handler, error) {
+func newSSO(ctx context.Context, cfg *config.Config, tokens *auth.Tokens, log *slog.Logger, secure bool, baseHref string) (auth.Verifier, http.Handler, error) {
 	if cfg.SSO == nil {
 		if cfg.File == "" {
 			return nil, nil, fmt.Errorf("--auth-mode sso: no config file (%s, or --config) to hold the sso key (issuer, clientId, clientSecret, redirectUrl)",
@@ -42,6 +42,8 @@ func newSSO(ctx context.Context, cfg *config.Config, tokens *auth.Tokens, log *s
 		Rules:   tokens.Rules,
 		Logger:  log.With("component", "sso"),
 		Secure:  secure,
+		// Where the browser lands after a login: the UI.
+		BaseHref: baseHref,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--auth-mode sso: %w", err)

@@ -25,7 +25,7 @@ func TestNewSSOConfigErrors(t *testing.T) {
 		{&config.Config{DataDir: dir, File: dir + "/c.yaml"}, "c.yaml has no sso key"},
 		{&config.Config{DataDir: dir, File: "c.yaml", SSO: &config.SSOConfig{Issuer: "https://login.example"}}, "sso.redirectUrl: required"},
 	} {
-		if _, _, err := newSSO(context.Background(), tc.cfg, tokens, log, true); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, err := newSSO(context.Background(), tc.cfg, tokens, log, true, "/"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
 		}
 	}

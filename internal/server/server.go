@@ -114,6 +114,13 @@ type Options struct {
 	Browser auth.BrowserConfig
 	// SSO serves /oauth2/redirect and /oauth2/callback; nil: no SSO.
 	SSO http.Handler
+	// UI serves the web UI (internal/ui): every GET that is not one of
+	// the server's own paths, without a credential (its pages get their
+	// data from the API, which asks for one). Nil: a plain-text page at /.
+	UI http.Handler
+	// BaseHref is the path browsers reach the UI under ("" is "/"): the
+	// path of the cookies that POST /logout deletes.
+	BaseHref string
 	// Ready reports whether what runs behind the server (the controller's
 	// start-up recovery) is done: /readyz answers 503 with the error's
 	// message until it returns nil. Nil: ready once serving.
@@ -202,7 +209,32 @@ func (opts Options) withDefaults() Options {
 func (opts Options) publicPaths() auth.HTTPConfig {
 	hc := opts.HTTPAuth
 	hc.Public = append(hc.Public, "/healthz", "/readyz", "/oauth2/")
+	if opts.UI != nil {
+		hc.Open = uiRequest
+	}
 	return hc
+}
+
+// serverPaths are the paths the server answers itself; every other GET is
+// a page or a file of the UI.
+var serverPaths = []string{"/api/", "/artifacts/", "/input-artifacts/", "/artifacts-by-uid/",
+	"/input-artifacts-by-uid/", "/artifact-files/", "/step-logs/", "/oauth2/", "/healthz", "/readyz"}
+
+// uiRequest says whether r asks for the UI (or to log out), which needs no
+// credential.
+func uiRequest(r *http.Request) bool {
+	if r.Method == http.MethodPost && r.URL.Path == "/logout" {
+		return true
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	for _, p := range serverPaths {
+		if strings.HasPrefix(r.URL.Path, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // gateway is the REST side of the services: the generated handlers, then
@@ -273,19 +305,43 @@ func (s *Server) mux(gw *runtime.ServeMux, wfs *workflowServer) *http.ServeMux {
 	if opts.Artifacts != nil {
 		(&artifactServer{wf: wfs, drivers: opts.Artifacts}).register(mux)
 	}
-	// Where a browser lands after logging in, until the UI serves it.
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+	if opts.UI != nil {
+		mux.Handle("/", opts.UI)
+		mux.HandleFunc("POST /logout", s.logout)
+	} else {
+		mux.HandleFunc("GET /{$}", landing(opts.Version.Version))
+	}
+	if opts.SSO != nil {
+		mux.Handle("/oauth2/", opts.SSO)
+	}
+	return mux
+}
+
+// logout deletes the login cookies: the token's (path /) and SSO's (the
+// base href).
+func (s *Server) logout(w http.ResponseWriter, _ *http.Request) {
+	paths := []string{"/"}
+	if b := s.opts.BaseHref; b != "" && b != "/" {
+		paths = append(paths, b)
+	}
+	for _, p := range paths {
+		http.SetCookie(w, &http.Cookie{Name: auth.CookieName, Value: "", Path: p, MaxAge: -1, HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: s.opts.TLS != nil})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// landing is the page at / when the server has no UI.
+func landing(version string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		who := "the server's own identity"
 		if id, ok := auth.FromContext(r.Context()); ok && id.Subject != "" {
 			who = fmt.Sprintf("%q", id.Subject)
 		}
-		fmt.Fprintf(w, "braid %s: signed in as %s. The API is under /api/v1/ (try /api/v1/userinfo).\n", opts.Version.Version, who)
-	})
-	if opts.SSO != nil {
-		mux.Handle("/oauth2/", opts.SSO)
+		fmt.Fprintf(w, "braid %s: signed in as %s. The API is under /api/v1/ (try /api/v1/userinfo).\n", version, who)
 	}
-	return mux
 }
 
 // readyz answers 503 until the server serves and Options.Ready (the

@@ -28,6 +28,11 @@ type HTTPConfig struct {
 	SecureCookies bool
 	// Logins redeems the one-time codes of login URLs; nil: none.
 	Logins *LoginCodes
+	// Open, when set, names more requests served without a credential
+	// (the UI's pages and files: what they show comes from the API, which
+	// asks for one). Unlike Public, a GET with ?token= on them still logs
+	// in, so a login URL may point at any page.
+	Open func(r *http.Request) bool
 	// Webhook authenticates a request with no credential by its webhook
 	// signature (the events endpoint): (nil, nil) when it is not a webhook
 	// request.
@@ -49,6 +54,10 @@ func (g *Gatekeeper) HTTP(next http.Handler, c HTTPConfig) http.Handler {
 		}
 		if r.Method == http.MethodGet && r.URL.Query().Has("token") {
 			g.login(w, r, c)
+			return
+		}
+		if c.Open != nil && c.Open(r) {
+			next.ServeHTTP(w, r)
 			return
 		}
 		id, err := g.authenticateHTTP(r, c)
