@@ -305,6 +305,7 @@ func (s *Server) mux(gw *runtime.ServeMux, wfs *workflowServer) *http.ServeMux {
 	if opts.Artifacts != nil {
 		(&artifactServer{wf: wfs, drivers: opts.Artifacts}).register(mux)
 	}
+	mux.HandleFunc("GET /step-logs/{ns}/{wf}/{pod}", wfs.stepLogs) // ranged reads of one step's log (steplogs.go)
 	if opts.UI != nil {
 		mux.Handle("/", opts.UI)
 		mux.HandleFunc("POST /logout", s.logout)
