@@ -406,6 +406,8 @@ func registerStreams(gw *runtime.ServeMux, wfs *workflowServer, stop <-chan stru
 	for _, err := range []error{
 		handleStream[workflow.WatchWorkflowsRequest, workflow.WorkflowWatchEvent](gw, stop, keepAlive,
 			"/api/v1/workflow-events/{namespace}", wfs.WatchWorkflows),
+		handleStream[workflow.WatchWorkflowNodesRequest, workflow.WorkflowNodeEvent](gw, stop, keepAlive,
+			"/api/v1/workflow-node-events/{namespace}/{name}", wfs.WatchWorkflowNodes),
 		handleStream[workflow.WatchEventsRequest, corev1.Event](gw, stop, keepAlive,
 			"/api/v1/stream/events/{namespace}", wfs.WatchEvents),
 		handleStream[workflow.WorkflowLogRequest, workflow.LogEntry](gw, stop, keepAlive,

@@ -39,6 +39,7 @@ var braidOnlyMethods = []string{
 	"event.EventService.GetWorkflowEventBinding",
 	"event.EventService.UpdateWorkflowEventBinding",
 	"event.EventService.DeleteWorkflowEventBinding",
+	"workflow.WorkflowService.WatchWorkflowNodes", // the UI's stream of changed nodes
 }
 
 // braidOnlyFirst is the first field number braid may give a field of its

@@ -14,6 +14,7 @@ var Routes = []rest.Route{
 	{Service: "workflow.WorkflowService", Method: "GetWorkflow", Verb: "GET", Pattern: "/api/v1/workflows/{namespace}/{name}"},
 	{Service: "workflow.WorkflowService", Method: "ListWorkflows", Verb: "GET", Pattern: "/api/v1/workflows/{namespace}"},
 	{Service: "workflow.WorkflowService", Method: "WatchWorkflows", Verb: "GET", Pattern: "/api/v1/workflow-events/{namespace}", ServerStreaming: true},
+	{Service: "workflow.WorkflowService", Method: "WatchWorkflowNodes", Verb: "GET", Pattern: "/api/v1/workflow-node-events/{namespace}/{name}", ServerStreaming: true},
 	{Service: "workflow.WorkflowService", Method: "WatchEvents", Verb: "GET", Pattern: "/api/v1/stream/events/{namespace}", ServerStreaming: true},
 	{Service: "workflow.WorkflowService", Method: "DeleteWorkflow", Verb: "DELETE", Pattern: "/api/v1/workflows/{namespace}/{name}"},
 	{Service: "workflow.WorkflowService", Method: "RetryWorkflow", Verb: "PUT", Pattern: "/api/v1/workflows/{namespace}/{name}/retry", Body: "*"},

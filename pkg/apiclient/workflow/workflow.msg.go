@@ -549,6 +549,69 @@ func (x *WatchEventsRequest) GetListOptions() *v1.ListOptions {
 	return nil
 }
 
+// braid's own (WatchWorkflowNodes).
+type WatchWorkflowNodesRequest struct {
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// A workflow's name, or @latest.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+}
+
+func (x *WatchWorkflowNodesRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WatchWorkflowNodesRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// braid's own (WatchWorkflowNodes): one change of a workflow.
+type WorkflowNodeEvent struct {
+	// SNAPSHOT (the first event, and again after the stream had to skip
+	// changes), CHANGED, or DELETED (the workflow is gone; the last event).
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The workflow without status.nodes; its spec only in a SNAPSHOT and when
+	// the spec changed (otherwise the client keeps the one it has).
+	Workflow *v1alpha1.Workflow `protobuf:"bytes,2,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	// SNAPSHOT: every node; CHANGED: the nodes that are new or changed, whole.
+	Nodes map[string]*v1alpha1.NodeStatus `protobuf:"bytes,3,rep,name=nodes,proto3" protobuf_key:"bytes,1,opt,name=key,proto3" protobuf_val:"bytes,2,opt,name=value,proto3" json:"nodes,omitempty"`
+	// The IDs of the nodes that are gone.
+	RemovedNodes []string `protobuf:"bytes,4,rep,name=removedNodes,proto3" json:"removedNodes,omitempty"`
+}
+
+func (x *WorkflowNodeEvent) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *WorkflowNodeEvent) GetWorkflow() *v1alpha1.Workflow {
+	if x != nil {
+		return x.Workflow
+	}
+	return nil
+}
+
+func (x *WorkflowNodeEvent) GetNodes() map[string]*v1alpha1.NodeStatus {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *WorkflowNodeEvent) GetRemovedNodes() []string {
+	if x != nil {
+		return x.RemovedNodes
+	}
+	return nil
+}
+
 type LogEntry struct {
 	Content string `protobuf:"bytes,1,opt,name=content,proto3" json:"content,omitempty"`
 	PodName string `protobuf:"bytes,2,opt,name=podName,proto3" json:"podName,omitempty"`

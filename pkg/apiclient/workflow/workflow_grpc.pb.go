@@ -27,23 +27,24 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WorkflowService_CreateWorkflow_FullMethodName    = "/workflow.WorkflowService/CreateWorkflow"
-	WorkflowService_GetWorkflow_FullMethodName       = "/workflow.WorkflowService/GetWorkflow"
-	WorkflowService_ListWorkflows_FullMethodName     = "/workflow.WorkflowService/ListWorkflows"
-	WorkflowService_WatchWorkflows_FullMethodName    = "/workflow.WorkflowService/WatchWorkflows"
-	WorkflowService_WatchEvents_FullMethodName       = "/workflow.WorkflowService/WatchEvents"
-	WorkflowService_DeleteWorkflow_FullMethodName    = "/workflow.WorkflowService/DeleteWorkflow"
-	WorkflowService_RetryWorkflow_FullMethodName     = "/workflow.WorkflowService/RetryWorkflow"
-	WorkflowService_ResubmitWorkflow_FullMethodName  = "/workflow.WorkflowService/ResubmitWorkflow"
-	WorkflowService_ResumeWorkflow_FullMethodName    = "/workflow.WorkflowService/ResumeWorkflow"
-	WorkflowService_SuspendWorkflow_FullMethodName   = "/workflow.WorkflowService/SuspendWorkflow"
-	WorkflowService_TerminateWorkflow_FullMethodName = "/workflow.WorkflowService/TerminateWorkflow"
-	WorkflowService_StopWorkflow_FullMethodName      = "/workflow.WorkflowService/StopWorkflow"
-	WorkflowService_SetWorkflow_FullMethodName       = "/workflow.WorkflowService/SetWorkflow"
-	WorkflowService_LintWorkflow_FullMethodName      = "/workflow.WorkflowService/LintWorkflow"
-	WorkflowService_PodLogs_FullMethodName           = "/workflow.WorkflowService/PodLogs"
-	WorkflowService_WorkflowLogs_FullMethodName      = "/workflow.WorkflowService/WorkflowLogs"
-	WorkflowService_SubmitWorkflow_FullMethodName    = "/workflow.WorkflowService/SubmitWorkflow"
+	WorkflowService_CreateWorkflow_FullMethodName     = "/workflow.WorkflowService/CreateWorkflow"
+	WorkflowService_GetWorkflow_FullMethodName        = "/workflow.WorkflowService/GetWorkflow"
+	WorkflowService_ListWorkflows_FullMethodName      = "/workflow.WorkflowService/ListWorkflows"
+	WorkflowService_WatchWorkflows_FullMethodName     = "/workflow.WorkflowService/WatchWorkflows"
+	WorkflowService_WatchWorkflowNodes_FullMethodName = "/workflow.WorkflowService/WatchWorkflowNodes"
+	WorkflowService_WatchEvents_FullMethodName        = "/workflow.WorkflowService/WatchEvents"
+	WorkflowService_DeleteWorkflow_FullMethodName     = "/workflow.WorkflowService/DeleteWorkflow"
+	WorkflowService_RetryWorkflow_FullMethodName      = "/workflow.WorkflowService/RetryWorkflow"
+	WorkflowService_ResubmitWorkflow_FullMethodName   = "/workflow.WorkflowService/ResubmitWorkflow"
+	WorkflowService_ResumeWorkflow_FullMethodName     = "/workflow.WorkflowService/ResumeWorkflow"
+	WorkflowService_SuspendWorkflow_FullMethodName    = "/workflow.WorkflowService/SuspendWorkflow"
+	WorkflowService_TerminateWorkflow_FullMethodName  = "/workflow.WorkflowService/TerminateWorkflow"
+	WorkflowService_StopWorkflow_FullMethodName       = "/workflow.WorkflowService/StopWorkflow"
+	WorkflowService_SetWorkflow_FullMethodName        = "/workflow.WorkflowService/SetWorkflow"
+	WorkflowService_LintWorkflow_FullMethodName       = "/workflow.WorkflowService/LintWorkflow"
+	WorkflowService_PodLogs_FullMethodName            = "/workflow.WorkflowService/PodLogs"
+	WorkflowService_WorkflowLogs_FullMethodName       = "/workflow.WorkflowService/WorkflowLogs"
+	WorkflowService_SubmitWorkflow_FullMethodName     = "/workflow.WorkflowService/SubmitWorkflow"
 )
 
 // WorkflowServiceClient is the client API for WorkflowService service.
@@ -55,6 +56,11 @@ type WorkflowServiceClient interface {
 	ListWorkflows(ctx context.Context, in *WorkflowListRequest, opts ...grpc.CallOption) (*v1alpha1.WorkflowList, error)
 	// First ADDED for each current match, then changes as they happen.
 	WatchWorkflows(ctx context.Context, in *WatchWorkflowsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WorkflowWatchEvent], error)
+	// braid's own: one workflow as a snapshot (every node), then only the
+	// nodes that changed or went, so that a page showing a 10,000-node
+	// workflow receives bytes in proportion to its changes (argo-server's
+	// watch re-sends the whole workflow). Authorized as WatchWorkflows.
+	WatchWorkflowNodes(ctx context.Context, in *WatchWorkflowNodesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WorkflowNodeEvent], error)
 	// Kubernetes core/v1 Events about the namespace's workflows.
 	WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[v1.Event], error)
 	DeleteWorkflow(ctx context.Context, in *WorkflowDeleteRequest, opts ...grpc.CallOption) (*WorkflowDeleteResponse, error)
@@ -135,9 +141,28 @@ func (c *workflowServiceClient) WatchWorkflows(ctx context.Context, in *WatchWor
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type WorkflowService_WatchWorkflowsClient = grpc.ServerStreamingClient[WorkflowWatchEvent]
 
+func (c *workflowServiceClient) WatchWorkflowNodes(ctx context.Context, in *WatchWorkflowNodesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WorkflowNodeEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[1], WorkflowService_WatchWorkflowNodes_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchWorkflowNodesRequest, WorkflowNodeEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WatchWorkflowNodesClient = grpc.ServerStreamingClient[WorkflowNodeEvent]
+
 func (c *workflowServiceClient) WatchEvents(ctx context.Context, in *WatchEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[v1.Event], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[1], WorkflowService_WatchEvents_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[2], WorkflowService_WatchEvents_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +272,7 @@ func (c *workflowServiceClient) LintWorkflow(ctx context.Context, in *WorkflowLi
 // Deprecated: Do not use.
 func (c *workflowServiceClient) PodLogs(ctx context.Context, in *WorkflowLogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogEntry], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[2], WorkflowService_PodLogs_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[3], WorkflowService_PodLogs_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +291,7 @@ type WorkflowService_PodLogsClient = grpc.ServerStreamingClient[LogEntry]
 
 func (c *workflowServiceClient) WorkflowLogs(ctx context.Context, in *WorkflowLogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LogEntry], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[3], WorkflowService_WorkflowLogs_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &WorkflowService_ServiceDesc.Streams[4], WorkflowService_WorkflowLogs_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +327,11 @@ type WorkflowServiceServer interface {
 	ListWorkflows(context.Context, *WorkflowListRequest) (*v1alpha1.WorkflowList, error)
 	// First ADDED for each current match, then changes as they happen.
 	WatchWorkflows(*WatchWorkflowsRequest, grpc.ServerStreamingServer[WorkflowWatchEvent]) error
+	// braid's own: one workflow as a snapshot (every node), then only the
+	// nodes that changed or went, so that a page showing a 10,000-node
+	// workflow receives bytes in proportion to its changes (argo-server's
+	// watch re-sends the whole workflow). Authorized as WatchWorkflows.
+	WatchWorkflowNodes(*WatchWorkflowNodesRequest, grpc.ServerStreamingServer[WorkflowNodeEvent]) error
 	// Kubernetes core/v1 Events about the namespace's workflows.
 	WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[v1.Event]) error
 	DeleteWorkflow(context.Context, *WorkflowDeleteRequest) (*WorkflowDeleteResponse, error)
@@ -344,6 +374,9 @@ func (UnimplementedWorkflowServiceServer) ListWorkflows(context.Context, *Workfl
 }
 func (UnimplementedWorkflowServiceServer) WatchWorkflows(*WatchWorkflowsRequest, grpc.ServerStreamingServer[WorkflowWatchEvent]) error {
 	return status.Error(codes.Unimplemented, "method WatchWorkflows not implemented")
+}
+func (UnimplementedWorkflowServiceServer) WatchWorkflowNodes(*WatchWorkflowNodesRequest, grpc.ServerStreamingServer[WorkflowNodeEvent]) error {
+	return status.Error(codes.Unimplemented, "method WatchWorkflowNodes not implemented")
 }
 func (UnimplementedWorkflowServiceServer) WatchEvents(*WatchEventsRequest, grpc.ServerStreamingServer[v1.Event]) error {
 	return status.Error(codes.Unimplemented, "method WatchEvents not implemented")
@@ -469,6 +502,17 @@ func _WorkflowService_WatchWorkflows_Handler(srv interface{}, stream grpc.Server
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type WorkflowService_WatchWorkflowsServer = grpc.ServerStreamingServer[WorkflowWatchEvent]
+
+func _WorkflowService_WatchWorkflowNodes_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchWorkflowNodesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(WorkflowServiceServer).WatchWorkflowNodes(m, &grpc.GenericServerStream[WatchWorkflowNodesRequest, WorkflowNodeEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type WorkflowService_WatchWorkflowNodesServer = grpc.ServerStreamingServer[WorkflowNodeEvent]
 
 func _WorkflowService_WatchEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchEventsRequest)
@@ -747,6 +791,11 @@ var WorkflowService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "WatchWorkflows",
 			Handler:       _WorkflowService_WatchWorkflows_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WatchWorkflowNodes",
+			Handler:       _WorkflowService_WatchWorkflowNodes_Handler,
 			ServerStreams: true,
 		},
 		{
