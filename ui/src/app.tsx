@@ -1,7 +1,7 @@
 // The shell: the navigation, the login gate and the routes.
 import { useEffect, useState } from 'preact/hooks';
 import { get, onUnauthenticated } from './lib/api';
-import { href, match, navigate, onLinkClick, useRoute } from './lib/router';
+import { basePath, href, match, navigate, onLinkClick, useRoute } from './lib/router';
 import { getTheme, setTheme, type Theme } from './lib/theme';
 import type { UserInfo } from './lib/types';
 import { routes } from './routes';
@@ -31,8 +31,11 @@ export function App() {
   const [user, setUser] = useState<UserInfo | null>(null);
   useEffect(() => {
     onUnauthenticated(() => {
-      const r = location.pathname + location.search;
-      if (!route.path.startsWith('/login')) navigate('/login', { replace: true, query: { redirect: r } });
+      // Read the location now: the route of this closure is the first one.
+      const base = basePath();
+      const here = location.pathname.startsWith(base) ? '/' + location.pathname.slice(base.length) : location.pathname;
+      if (here.startsWith('/login')) return;
+      navigate('/login', { replace: true, query: { redirect: location.pathname + location.search } });
     });
   }, []);
   useEffect(() => {

@@ -7,7 +7,8 @@ import type { PageProps } from '../routes';
 
 /** safeRedirect keeps a redirect only when it is a path under the base. */
 function safeRedirect(raw: string | null): string {
-  if (raw && raw.startsWith(basePath()) && !raw.startsWith('//') && !raw.includes('\\')) return raw;
+  const base = basePath();
+  if (raw && raw.startsWith(base) && !raw.startsWith('//') && !raw.includes('\\') && !raw.slice(base.length).startsWith('login')) return raw;
   return href('/workflows');
 }
 
@@ -23,7 +24,7 @@ export function Login({ query }: PageProps) {
       const u = new URL(redirect, location.origin);
       navigate('/' + u.pathname.slice(basePath().length), { replace: true, query: u.searchParams });
     }
-  }, [state]);
+  }, [state, redirect]);
   const submit = (e: Event) => {
     e.preventDefault();
     const t = token.trim();
