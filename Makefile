@@ -16,7 +16,7 @@ FUZZTIME ?= 60s
 BENCHCOUNT ?= 6
 
 .PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean \
-	minio-up minio-down kube-up kube-down kube-images bench-kube compat ui verify-ui
+	minio-up minio-down kube-up kube-down kube-images bench-kube compat ui verify-ui bench-ui
 
 all: build
 
@@ -31,7 +31,7 @@ test: vet fmt-check verify-generated verify-ui
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
 	cd test/compat && BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 15m ./...
-	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_SSO=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
+	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_SSO=1 BRAID_REQUIRE_UI=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
 	./hack/manifests.sh --check
 	./hack/kube/test.sh $(BIN)
 
@@ -43,6 +43,10 @@ ui:
 verify-ui: ui
 	@if [ -n "$$(git status --porcelain -- internal/ui/dist)" ]; then \
 		echo "internal/ui/dist is not the build of ui/: run make ui and commit it"; git status --short -- internal/ui/dist; exit 1; fi
+
+## bench-ui: the UI in headless Chromium: a 10,000-node workflow's graph (time to draw, pan and zoom fps), a node's change on an open page, the list's first page of 10,000 workflows, the initial JavaScript's size.
+bench-ui: build
+	BRAID_UI_BENCH=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 60m -run '^TestUIBench$$' -v ./test/e2e/ | grep -E '^\s+ui_bench_test.go|^(ok|FAIL|---)'
 
 ## minio-up: start a MinIO on 127.0.0.1 (random port and credentials); prints `export` lines.
 minio-up:

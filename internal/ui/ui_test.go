@@ -76,3 +76,21 @@ func TestNormalizeBaseHref(t *testing.T) {
 		}
 	}
 }
+
+// The JavaScript a page loads first stays within 500 KB gzipped (the
+// graph's layout worker is loaded later, by the pages that draw one).
+func TestInitialJavaScriptBudget(t *testing.T) {
+	h, err := New("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := h.files["app.js"]
+	size := len(js.data)
+	if js.gz != nil {
+		size = len(js.gz)
+	}
+	t.Logf("app.js: %d bytes, %d gzipped", len(js.data), size)
+	if size > 500_000 {
+		t.Errorf("app.js is %d bytes gzipped, over the 500 KB budget", size)
+	}
+}

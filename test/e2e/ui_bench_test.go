@@ -1,0 +1,269 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// The UI's benchmarks, in headless Chromium on this machine (make
+// bench-ui; skipped unless BRAID_UI_BENCH=1, as they build a 10,000-node
+// workflow and 10,000 stored workflows):
+//
+//	UI1: a 10,000-node workflow's graph drawn, from navigation;
+//	UI2: pan and zoom of that graph, in frames per second;
+//	UI3: a node's phase change shown on the open page, from the API call;
+//	UI4: the workflow list's first page with 10,000 workflows stored;
+//	UI5: the initial JavaScript, gzipped.
+func TestUIBench(t *testing.T) {
+	if os.Getenv("BRAID_UI_BENCH") != "1" {
+		t.Skip("the UI benchmarks run with BRAID_UI_BENCH=1 (make bench-ui)")
+	}
+	runs := 5
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.yaml"), "limits: {maxNodes: 30000}\n")
+	chromium := uiChromium(t)
+	srv := startBraidServer(t, home)
+	s := &uiSession{t: t, srv: srv, ctx: newBrowserSized(t, chromium, 1400, 900)}
+	s.login()
+
+	// UI5 first: it needs nothing.
+	jsGz := gzipSize(t, filepath.Join(repoRoot(), "internal", "ui", "dist", "app.js"))
+	t.Logf("UI5 initial JavaScript: app.js %.1f KB gzipped (budget 500 KB)", float64(jsGz)/1000)
+
+	// A 10,000-node workflow: a fan-out of `true` steps, then a suspend
+	// node that keeps it Running for UI3.
+	const fan = 9996
+	wf := fmt.Sprintf(`{"namespace":"default","workflow":{"metadata":{"name":"big"},"spec":{"entrypoint":"main","templates":[
+	  {"name":"main","steps":[[{"name":"s","template":"true","withSequence":{"count":"%d"}}],[{"name":"approve","template":"approve"}]]},
+	  {"name":"true","container":{"image":"busybox","command":["true"]}},
+	  {"name":"approve","suspend":{}}]}}}`, fan)
+	start := time.Now()
+	mustPost(t, srv, "/api/v1/workflows/default", wf)
+	waitNodePhase(t, srv, "big", "approve", "Running", 30*time.Minute)
+	t.Logf("the 10,000-node workflow reached its suspend node in %s", time.Since(start).Round(time.Second))
+
+	var drawn, fps, latency []float64
+	for i := range runs {
+		d := s.graphDrawn("/workflows/default/big")
+		drawn = append(drawn, d)
+		fps = append(fps, s.panZoomFPS(3*time.Second))
+		t.Logf("run %d: drawn in %.0f ms, %.1f fps", i+1, d, fps[len(fps)-1])
+	}
+	t.Logf("UI1 10,000-node graph drawn: median %.0f ms of %d (budget 2000 ms)", median(drawn), runs)
+	t.Logf("UI2 pan and zoom: median %.1f fps of %d (budget >= 30)", median(fps), runs)
+	latency = append(latency, s.phaseChangeLatency("big", "approve"))
+	t.Logf("UI3 node phase change shown: %.0f ms (budget 500 ms)", latency[0])
+
+	// UI4: 10,000 stored workflows, each suspended at its one node.
+	createSuspended(t, srv, 10000)
+	var first []float64
+	for range runs {
+		first = append(first, s.listFirstPage())
+	}
+	t.Logf("UI4 list first page with 10,000 workflows: median %.0f ms of %d (budget 300 ms)", median(first), runs)
+}
+
+// login pastes the local token on the login page.
+func (s *uiSession) login() {
+	s.step("login",
+		chromedp.Navigate(s.url("/login")),
+		chromedp.WaitVisible(chromedp.CSS(`#token`)),
+		chromedp.SendKeys(chromedp.CSS(`#token`), s.srv.token),
+		chromedp.Click(chromedp.CSS(`form button[type=submit]`)),
+		waitJS(`location.pathname === "/workflows"`),
+	)
+}
+
+// markOnNewDocument records performance.now() under name when selector
+// first matches, in every document from now on.
+func (s *uiSession) markOnNewDocument(name, selector string) func() {
+	script := fmt.Sprintf(`(() => { const f = () => { if (document.querySelector(%q)) { window[%q] = performance.now(); o.disconnect(); } };
+	  const o = new MutationObserver(f); document.addEventListener('DOMContentLoaded', () => { o.observe(document.body, {subtree: true, childList: true, attributes: true}); f(); }); })()`, selector, name)
+	res, err := chromedp.Call(s.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return func() {
+		_, _ = chromedp.Call(s.ctx, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: res.Identifier})
+	}
+}
+
+// graphDrawn navigates to path and returns the ms from navigation to the
+// graph's first complete draw.
+func (s *uiSession) graphDrawn(path string) float64 {
+	done := s.markOnNewDocument("__drawn", `.graph[data-state="drawn"]`)
+	defer done()
+	s.step("open the graph", chromedp.Navigate(s.url("/")), chromedp.Navigate(s.url(path)), waitJS(`window.__drawn > 0`))
+	return uiValue(s, "drawn", chromedp.Evaluate[float64](`window.__drawn`))
+}
+
+// panZoomFPS pans and zooms the graph for d, a wheel or drag event each
+// animation frame, and returns the frames the graph painted per second.
+func (s *uiSession) panZoomFPS(d time.Duration) float64 {
+	js := fmt.Sprintf(`new Promise(resolve => {
+	  const c = document.querySelector('.graph canvas'); const r = c.getBoundingClientRect();
+	  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+	  const f0 = window.__braidGraph.frames(); const t0 = performance.now(); let i = 0;
+	  const tick = () => {
+	    const t = performance.now() - t0;
+	    if (t >= %d) { resolve((window.__braidGraph.frames() - f0) * 1000 / t); return; }
+	    if (i %% 2 === 0) c.dispatchEvent(new WheelEvent('wheel', {clientX: x, clientY: y, deltaY: (i %% 40 < 20 ? -40 : 40), bubbles: true, cancelable: true}));
+	    else { c.dispatchEvent(new PointerEvent('pointerdown', {clientX: x, clientY: y, bubbles: true, pointerId: 1, button: 0, buttons: 1}));
+	           c.dispatchEvent(new PointerEvent('pointermove', {clientX: x + (i %% 40 < 20 ? 15 : -15), clientY: y, bubbles: true, pointerId: 1, buttons: 1}));
+	           c.dispatchEvent(new PointerEvent('pointerup', {clientX: x, clientY: y, bubbles: true, pointerId: 1}));
+	           c.dispatchEvent(new MouseEvent('mousedown', {clientX: x, clientY: y, bubbles: true, button: 0, buttons: 1}));
+	           c.dispatchEvent(new MouseEvent('mousemove', {clientX: x + (i %% 40 < 20 ? 15 : -15), clientY: y, bubbles: true, buttons: 1}));
+	           c.dispatchEvent(new MouseEvent('mouseup', {clientX: x, clientY: y, bubbles: true})); }
+	    i++; requestAnimationFrame(tick);
+	  };
+	  requestAnimationFrame(tick);
+	})`, d.Milliseconds())
+	return uiValue(s, "pan and zoom", chromedp.Evaluate[float64](js, chromedp.EvalAwaitPromise))
+}
+
+// phaseChangeLatency selects the suspend node, resumes the workflow from
+// the page and returns the ms until the node panel shows it Succeeded.
+func (s *uiSession) phaseChangeLatency(wf, node string) float64 {
+	s.step("select the node",
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`window.__braidGraph.select(%q)`, wf+"[1]."+node)),
+		waitText(`.node-panel`, "Running"))
+	js := fmt.Sprintf(`new Promise(resolve => {
+	  const p = document.querySelector('.node-panel');
+	  const o = new MutationObserver(() => { if (p.innerText.includes('Succeeded')) { o.disconnect(); resolve(performance.now() - t0); } });
+	  o.observe(p, {subtree: true, childList: true, characterData: true});
+	  const t0 = performance.now();
+	  fetch('api/v1/workflows/default/%s/resume', {method: 'PUT', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({name: %q, namespace: 'default'})});
+	})`, wf, wf)
+	return uiValue(s, "phase change", chromedp.Evaluate[float64](js, chromedp.EvalAwaitPromise))
+}
+
+// listFirstPage opens the list and returns the ms from navigation to its
+// first row.
+func (s *uiSession) listFirstPage() float64 {
+	done := s.markOnNewDocument("__rows", `table tbody tr a`)
+	defer done()
+	s.step("open the list", chromedp.Navigate(s.url("/userinfo")), chromedp.Navigate(s.url("/workflows/default")), waitJS(`window.__rows > 0`))
+	return uiValue(s, "rows", chromedp.Evaluate[float64](`window.__rows`))
+}
+
+// createSuspended creates n workflows that suspend at their one node, 8
+// at a time, and waits until the server is idle.
+func createSuspended(t *testing.T, srv *braidServer, n int) {
+	t.Helper()
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				body := fmt.Sprintf(`{"namespace":"default","workflow":{"metadata":{"name":"l-%d","labels":{"bench":"ui"}},"spec":{"entrypoint":"main","templates":[{"name":"main","suspend":{}}]}}}`, i)
+				resp, err := srv.post("/api/v1/workflows/default", []byte(body))
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						err = fmt.Errorf("create l-%d: %s", i, resp.Status)
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("created %d workflows in %s", n, time.Since(start).Round(time.Second))
+}
+
+func mustPost(t *testing.T, srv *braidServer, path, body string) {
+	t.Helper()
+	resp, err := srv.post(path, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %s: %s", path, resp.Status, b)
+	}
+}
+
+// waitNodePhase waits until the workflow's node of that display name has
+// the phase.
+func waitNodePhase(t *testing.T, srv *braidServer, wf, display, phase string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		resp, err := srv.get("/api/v1/workflows/default/" + wf + "?fields=status.phase,status.nodes")
+		if err == nil {
+			var got struct {
+				Status struct {
+					Phase string `json:"phase"`
+					Nodes map[string]struct {
+						DisplayName string `json:"displayName"`
+						Phase       string `json:"phase"`
+					} `json:"nodes"`
+				} `json:"status"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&got)
+			resp.Body.Close()
+			for _, n := range got.Status.Nodes {
+				if n.DisplayName == display && n.Phase == phase {
+					return
+				}
+			}
+			if got.Status.Phase == "Failed" || got.Status.Phase == "Error" {
+				t.Fatalf("%s ended %s", wf, got.Status.Phase)
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("%s: node %s not %s within %s", wf, display, phase, within)
+}
+
+func gzipSize(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	_, _ = zw.Write(data)
+	_ = zw.Close()
+	return b.Len()
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
