@@ -46,7 +46,7 @@ verify-ui: ui
 
 ## bench-ui: the UI in headless Chromium: a 10,000-node workflow's graph (time to draw, pan and zoom fps), a node's change on an open page, the list's first page of 10,000 workflows, the initial JavaScript's size.
 bench-ui: build
-	BRAID_UI_BENCH=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 60m -run '^TestUIBench$$' -v ./test/e2e/ | grep -E '^\s+ui_bench_test.go|^(ok|FAIL|---)'
+	set -o pipefail; BRAID_UI_BENCH=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 60m -run '^TestUIBench$$' -v ./test/e2e/ | grep -E '^\s+ui_bench_test.go|^(ok|FAIL|---)'
 
 ## minio-up: start a MinIO on 127.0.0.1 (random port and credentials); prints `export` lines.
 minio-up:
