@@ -37,6 +37,7 @@ test: vet fmt-check verify-generated verify-ui
 
 ## ui: build the web UI from ui/ (TypeScript, npm's locked packages) into internal/ui/dist, which braid embeds; commit the result.
 ui:
+	@command -v npm >/dev/null || { echo "make ui needs Node.js and npm (Debian: apt-get install nodejs npm)"; exit 1; }
 	cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run --silent check && npm run --silent build
 
 ## verify-ui: rebuild the UI and fail if the committed build (internal/ui/dist) differs from it.

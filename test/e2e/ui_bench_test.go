@@ -140,9 +140,9 @@ func (s *uiSession) panZoomFPS(d time.Duration) float64 {
 func (s *uiSession) phaseChangeLatency(wf, node string) float64 {
 	s.step("select the node",
 		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`window.__braidGraph.select(%q)`, wf+"[1]."+node)),
-		waitText(`.node-panel`, "Running"))
+		waitText(`.wf-panel`, "Running"))
 	js := fmt.Sprintf(`new Promise(resolve => {
-	  const p = document.querySelector('.node-panel');
+	  const p = document.querySelector('.wf-panel');
 	  const o = new MutationObserver(() => { if (p.innerText.includes('Succeeded')) { o.disconnect(); resolve(performance.now() - t0); } });
 	  o.observe(p, {subtree: true, childList: true, characterData: true});
 	  const t0 = performance.now();

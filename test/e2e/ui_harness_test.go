@@ -229,3 +229,29 @@ func (s *uiSession) checkAccessibility(page string) {
 		s.t.Errorf("accessibility of %s: %d serious violations (screenshot %s):\n  %s", page, len(bad), shot, strings.Join(bad, "\n  "))
 	}
 }
+
+// clickText clicks the first enabled element matching sel whose text
+// contains text (waiting for it to appear).
+func clickText(sel, text string) chromedp.Action[chromedp.Void] {
+	find := fmt.Sprintf(`[...document.querySelectorAll(%q)].find(e => e.innerText.includes(%q) && !e.disabled)`, sel, text)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := waitJS("!!" + find)(ctx, t); err != nil {
+			return chromedp.Void{}, err
+		}
+		_, err := chromedp.Evaluate[chromedp.Void](find + ".click()")(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+// setValue sets an input's value as typing would (an input event).
+func setValue(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q);
+	  const proto = e instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : e instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+	  Object.getOwnPropertyDescriptor(proto, 'value').set.call(e, %q);
+	  e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); })()`, sel, value))
+}
+
+// acceptDialogs makes confirm() answer yes in this document.
+func acceptDialogs() chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`window.confirm = () => true; undefined`)
+}

@@ -15,6 +15,12 @@ const nav: [string, string][] = [
   ['/userinfo', 'User'],
 ];
 
+/** current says whether the nav item p is the section of path. */
+function current(path: string, p: string): boolean {
+  if (p === '/workflows') return path.startsWith('/workflows') || path.startsWith('/archived-workflows') || path === '/submit';
+  return path === p || path.startsWith(p + '/');
+}
+
 function ThemeSwitch() {
   const [t, setT] = useState<Theme>(getTheme());
   const next: Record<Theme, Theme> = { system: 'light', light: 'dark', dark: 'system' };
@@ -62,7 +68,7 @@ export function App() {
         <a class="brand" href={href('/workflows')}>braid</a>
         <ul>
           {nav.map(([p, label]) => (
-            <li key={p}><a href={href(p)} aria-current={route.path.startsWith(p) ? 'page' : undefined}>{label}</a></li>
+            <li key={p}><a href={href(p)} aria-current={current(route.path, p) ? 'page' : undefined}>{label}</a></li>
           ))}
         </ul>
         <div class="nav-foot">
