@@ -7,8 +7,6 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 const out = new URL('../internal/ui/dist/', import.meta.url).pathname;
-rmSync(out, { recursive: true, force: true });
-mkdirSync(out, { recursive: true });
 
 const common = {
   bundle: true,
@@ -32,6 +30,10 @@ await one('src/main.tsx', 'app.js');
 await one('src/graph/layout.worker.ts', 'layout-worker.js');
 await one('src/style.css', 'app.css', { format: undefined, loader: { '.css': 'css' } });
 
+// Only a build that succeeded replaces the files (a failed one throws
+// above and leaves the last good build in place).
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
 const hash = (b) => createHash('sha256').update(b).digest('hex').slice(0, 12);
 const version = hash(Buffer.concat(Object.keys(files).sort().map((k) => Buffer.from(files[k]))));
 for (const [name, data] of Object.entries(files)) writeFileSync(out + name, data);
