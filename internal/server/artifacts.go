@@ -127,6 +127,12 @@ func (a *artifactServer) serve(w http.ResponseWriter, r *http.Request, wf *v1alp
 		a.serveDir(ctx, w, wf, art, drv, errors.Is(err, artifact.ErrIsDirectory))
 		return
 	}
+	if err != nil && sub != "" && !errors.Is(err, artifact.ErrUnsupported) {
+		// A path inside an artifact that is a file (a tgz, say): it has no
+		// files to browse, which is the caller's mistake, not the server's.
+		http.Error(w, fmt.Sprintf("artifact %q has no file %q: only a directory saved with archive none can be browsed (download the artifact instead)", art.Name, sub), http.StatusNotFound)
+		return
+	}
 	if !a.openFailed(w, wf, art, err) {
 		return
 	}

@@ -59,6 +59,7 @@ func TestArtifactRoutes(t *testing.T) {
 		{"/artifacts/argo/arts/arts/out", 200, "hello"},
 		{"/artifact-files/argo/workflows/arts/arts/outputs/out", 200, "hello"},
 		{"/artifact-files/argo/workflows/arts/arts/outputs/dir/a/b.txt", 200, "inside"},
+		{"/artifact-files/argo/workflows/arts/arts/outputs/out/inside.txt", 404, "artifact \"out\" has no file \"inside.txt\": only a directory saved with archive none can be browsed (download the artifact instead)\n"},
 		{"/artifact-files/argo/workflows/arts/arts/outputs/dir/../../out.txt", 404, ""},
 		{"/artifacts/argo/arts/arts/gone", 404, "Not Found\n"},
 		{"/artifacts/argo/arts/arts/nope", 404, "Not Found\n"},
