@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +13,6 @@ import (
 
 	cronsched "github.com/braidwf/braid/internal/controller/cron"
 	"github.com/braidwf/braid/internal/printer"
-	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -23,10 +21,8 @@ import (
 // `braid cron backfill`: one workflow per time the CronWorkflow's
 // schedules would have fired in a range, created through the API.
 
-// labelBackfill marks a backfilled workflow with the cron workflow it was
-// made from. Backfilled workflows do not carry the cron-workflow label, so
-// the scheduler neither counts them nor deletes them for its history limits.
-const labelBackfill = "braid.dev/cron-backfill"
+// labelBackfill marks a backfilled workflow (see cronsched.LabelBackfill).
+const labelBackfill = cronsched.LabelBackfill
 
 type backfillFlags struct {
 	start, end, argName, format, name string
@@ -79,8 +75,8 @@ to run the times again.`,
 	fs.StringVar(&f.start, "from", "", "the same as --start")
 	fs.StringVar(&f.end, "end", "", "the last time to backfill (inclusive; default now)")
 	fs.StringVar(&f.end, "to", "", "the same as --end")
-	fs.StringVar(&f.argName, "argname", "cronScheduleTime", "the workflow parameter that receives the scheduled time (\"\" for none)")
-	fs.StringVar(&f.format, "format", time.RFC1123, "Go time layout of the --argname value")
+	fs.StringVar(&f.argName, "argname", cronsched.DefaultBackfillArgName, "the workflow parameter that receives the scheduled time (\"\" for none)")
+	fs.StringVar(&f.format, "format", cronsched.DefaultBackfillFormat, "Go time layout of the --argname value")
 	fs.StringVar(&f.name, "name", "", "the backfill's name: workflows are named <name>-<unix time> (default <cron>-backfill)")
 	fs.BoolVar(&f.parallel, "parallel", false, "create every workflow at once rather than one after the other")
 	fs.IntVar(&f.maxCount, "maxworkflowcount", 1000, "refuse a range with more scheduled times than this")
@@ -119,80 +115,30 @@ func runBackfill(ctx context.Context, s streams, sess *session, name string, f b
 	return nil
 }
 
-// plan parses the range and lists the scheduled times in it.
+// plan parses the range and lists the scheduled times in it, with the
+// zone the times are read and written in.
 func (f backfillFlags) plan(cw *v1alpha1.CronWorkflow, now time.Time, local *time.Location) ([]time.Time, *time.Location, error) {
-	loc := local
-	if cw.Spec.Timezone != "" {
-		l, err := time.LoadLocation(cw.Spec.Timezone)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cron workflow %s: invalid timezone %q: %w", cw.Name, cw.Spec.Timezone, err)
-		}
-		loc = l
-	}
-	scheds, err := spec.ParseCronSchedules(&cw.Spec, local)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cron workflow %s: %w", cw.Name, err)
-	}
-	start, err := parseBackfillTime("--start", f.start, loc)
+	loc, err := cronsched.BackfillLocation(cw, local)
 	if err != nil {
 		return nil, nil, err
 	}
-	end := now
-	if f.end != "" {
-		if end, err = parseBackfillTime("--end", f.end, loc); err != nil {
-			return nil, nil, err
-		}
+	start, end, err := cronsched.ParseBackfillRange("--start", f.start, "--end", f.end, now, loc)
+	if err != nil {
+		return nil, nil, err
 	}
-	if end.Before(start) {
-		return nil, nil, fmt.Errorf("--end %s is before --start %s", end.Format(time.RFC3339), start.Format(time.RFC3339))
+	times, err := cronsched.BackfillTimes(cw, start, end, f.maxCount, loc)
+	if errors.Is(err, cronsched.ErrBackfillTooMany) {
+		return nil, nil, fmt.Errorf("%w: narrow the range or raise --maxworkflowcount", err)
 	}
-	times := cronsched.ScheduledTimes(scheds, start.Add(-time.Nanosecond), end, f.maxCount)
-	switch {
-	case len(times) == 0:
-		return nil, nil, fmt.Errorf("the schedules of %s (%s) do not fire between %s and %s",
-			cw.Name, strings.Join(spec.CronSchedules(&cw.Spec), ","), start.Format(time.RFC3339), end.Format(time.RFC3339))
-	case len(times) > f.maxCount:
-		return nil, nil, fmt.Errorf("more than %d scheduled times between %s and %s: narrow the range or raise --maxworkflowcount",
-			f.maxCount, start.Format(time.RFC3339), end.Format(time.RFC3339))
+	if err != nil {
+		return nil, nil, err
 	}
 	return times, loc, nil
 }
 
-// backfillLayouts are the forms a --start or --end may take; those without
-// a zone are read in the cron workflow's.
-func backfillLayouts() []string {
-	return []string{time.RFC3339Nano, time.RFC1123Z, time.RFC1123, "2006-01-02T15:04:05", "2006-01-02 15:04:05",
-		"2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"}
-}
-
-func parseBackfillTime(flag, v string, loc *time.Location) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	for _, layout := range backfillLayouts() {
-		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%s %q is not a time: use RFC 3339 (2026-01-02T15:04:05Z), 2026-01-02, 2026-01-02 15:04 or RFC 1123", flag, v)
-}
-
 // workflow is the backfill run of cw for t.
 func (f backfillFlags) workflow(cw *v1alpha1.CronWorkflow, t time.Time, loc *time.Location) (*v1alpha1.Workflow, error) {
-	wf := spec.WorkflowFromCron(cw, t)
-	delete(wf.Labels, spec.LabelCronWorkflow)
-	wf.Labels[labelBackfill] = cw.Name
-	prefix := f.name
-	if prefix == "" {
-		prefix = cw.Name + "-backfill"
-	}
-	wf.Name = spec.CronRunName(prefix, t)
-	wf.Namespace = ""
-	if f.argName != "" {
-		p := f.argName + "=" + t.In(loc).Format(f.format)
-		if err := spec.ApplySubmitOptions(wf, spec.SubmitOptions{Parameters: []string{p}}); err != nil {
-			return nil, err
-		}
-	}
-	return wf, nil
+	return cronsched.BackfillWorkflow(cw, t, cronsched.BackfillOptions{Name: f.name, ArgName: f.argName, Format: f.format, Location: loc})
 }
 
 // createBackfillRun creates wf; false means it already existed.

@@ -39,7 +39,8 @@ var braidOnlyMethods = []string{
 	"event.EventService.GetWorkflowEventBinding",
 	"event.EventService.UpdateWorkflowEventBinding",
 	"event.EventService.DeleteWorkflowEventBinding",
-	"workflow.WorkflowService.WatchWorkflowNodes", // the UI's stream of changed nodes
+	"workflow.WorkflowService.WatchWorkflowNodes",           // the UI's stream of changed nodes
+	"cronworkflow.CronWorkflowService.BackfillCronWorkflow", // the UI's and the CLI's backfill
 }
 
 // braidOnlyFirst is the first field number braid may give a field of its

@@ -235,10 +235,10 @@ func (s *uiSession) checkAccessibility(page string) {
 func clickText(sel, text string) chromedp.Action[chromedp.Void] {
 	find := fmt.Sprintf(`[...document.querySelectorAll(%q)].find(e => e.innerText.includes(%q) && !e.disabled)`, sel, text)
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		if _, err := waitJS("!!" + find)(ctx, t); err != nil {
+		if _, err := waitJS("!!"+find)(ctx, t); err != nil {
 			return chromedp.Void{}, err
 		}
-		_, err := chromedp.Evaluate[chromedp.Void](find + ".click()")(ctx, t)
+		_, err := chromedp.Evaluate[chromedp.Void](find+".click()")(ctx, t)
 		return chromedp.Void{}, err
 	}
 }

@@ -85,6 +85,9 @@ var Rules = map[string]Rule{
 	cronSvc + "DeleteCronWorkflow":  {"delete", "cronworkflows", Namespaced},
 	cronSvc + "ResumeCronWorkflow":  {"resume", "cronworkflows", Namespaced},
 	cronSvc + "SuspendCronWorkflow": {"suspend", "cronworkflows", Namespaced},
+	// braid's own: it creates workflows from the cron workflow's spec (as
+	// SubmitWorkflow does from a template).
+	cronSvc + "BackfillCronWorkflow": {"create", "workflows", Namespaced},
 
 	archiveSvc + "ListArchivedWorkflows":           {"list", "archivedworkflows", Namespaced},
 	archiveSvc + "GetArchivedWorkflow":             {"get", "archivedworkflows", Deferred},

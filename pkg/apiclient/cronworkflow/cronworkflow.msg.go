@@ -4,6 +4,7 @@
 package cronworkflow
 
 import (
+	json "encoding/json"
 	v1alpha1 "github.com/braidwf/braid/pkg/apis/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -197,4 +198,142 @@ func (x *CronWorkflowResumeRequest) GetNamespace() string {
 		return x.Namespace
 	}
 	return ""
+}
+
+// braid's own. The range and options of a backfill (BackfillCronWorkflow).
+type BackfillCronWorkflowRequest struct {
+	Namespace string `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// The cron workflow.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The first time to backfill, included: RFC 3339 (2026-01-02T15:04:05Z),
+	// "2006-01-02", "2006-01-02 15:04[:05]", "2006-01-02T15:04[:05]" or
+	// RFC 1123; the zone-less forms are read in the cron workflow's timezone
+	// (the server's when it has none). Required.
+	Start string `protobuf:"bytes,3,opt,name=start,proto3" json:"start,omitempty"`
+	// The last time to backfill, included, in the same forms; "" is now.
+	End string `protobuf:"bytes,4,opt,name=end,proto3" json:"end,omitempty"`
+	// The workflow parameter set to the scheduled time; "" sets none (the
+	// CLI's default is cronScheduleTime).
+	ArgName string `protobuf:"bytes,5,opt,name=argName,proto3" json:"argName,omitempty"`
+	// The Go time layout of argName's value; "" is RFC 1123
+	// ("Mon, 02 Jan 2006 15:04:05 MST").
+	Format string `protobuf:"bytes,6,opt,name=format,proto3" json:"format,omitempty"`
+	// Workflows are named <backfillName>-<unix seconds of the scheduled
+	// time>; "" is <name>-backfill.
+	BackfillName string `protobuf:"bytes,7,opt,name=backfillName,proto3" json:"backfillName,omitempty"`
+	// Refuse a range with more scheduled times than this; 0 is 1000, and it
+	// may be at most 10000.
+	MaxWorkflowCount int32 `protobuf:"varint,8,opt,name=maxWorkflowCount,proto3" json:"maxWorkflowCount,omitempty"`
+	// List the times and validate the first workflow; create nothing.
+	DryRun bool `protobuf:"varint,9,opt,name=dryRun,proto3" json:"dryRun,omitempty"`
+}
+
+func (x *BackfillCronWorkflowRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *BackfillCronWorkflowRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BackfillCronWorkflowRequest) GetStart() string {
+	if x != nil {
+		return x.Start
+	}
+	return ""
+}
+
+func (x *BackfillCronWorkflowRequest) GetEnd() string {
+	if x != nil {
+		return x.End
+	}
+	return ""
+}
+
+func (x *BackfillCronWorkflowRequest) GetArgName() string {
+	if x != nil {
+		return x.ArgName
+	}
+	return ""
+}
+
+func (x *BackfillCronWorkflowRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *BackfillCronWorkflowRequest) GetBackfillName() string {
+	if x != nil {
+		return x.BackfillName
+	}
+	return ""
+}
+
+func (x *BackfillCronWorkflowRequest) GetMaxWorkflowCount() int32 {
+	if x != nil {
+		return x.MaxWorkflowCount
+	}
+	return 0
+}
+
+func (x *BackfillCronWorkflowRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+// braid's own. What a backfill did.
+type BackfillCronWorkflowResponse struct {
+	// Every scheduled time in the range, oldest first, RFC 3339.
+	ScheduledTimes []string `protobuf:"bytes,1,rep,name=scheduledTimes,proto3" json:"scheduledTimes"`
+	// The workflows created, in the order of scheduledTimes.
+	Created []string `protobuf:"bytes,2,rep,name=created,proto3" json:"created"`
+	// The workflows that already existed and were left as they were.
+	Skipped []string `protobuf:"bytes,3,rep,name=skipped,proto3" json:"skipped"`
+}
+
+// MarshalJSON writes every field, a nil list as [] and a nil map as {}.
+func (x BackfillCronWorkflowResponse) MarshalJSON() ([]byte, error) {
+	type plain BackfillCronWorkflowResponse
+	p := plain(x)
+	if p.ScheduledTimes == nil {
+		p.ScheduledTimes = []string{}
+	}
+	if p.Created == nil {
+		p.Created = []string{}
+	}
+	if p.Skipped == nil {
+		p.Skipped = []string{}
+	}
+	return json.Marshal(p)
+}
+
+func (x *BackfillCronWorkflowResponse) GetScheduledTimes() []string {
+	if x != nil {
+		return x.ScheduledTimes
+	}
+	return nil
+}
+
+func (x *BackfillCronWorkflowResponse) GetCreated() []string {
+	if x != nil {
+		return x.Created
+	}
+	return nil
+}
+
+func (x *BackfillCronWorkflowResponse) GetSkipped() []string {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
 }

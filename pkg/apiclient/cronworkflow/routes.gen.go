@@ -18,4 +18,5 @@ var Routes = []rest.Route{
 	{Service: "cronworkflow.CronWorkflowService", Method: "DeleteCronWorkflow", Verb: "DELETE", Pattern: "/api/v1/cron-workflows/{namespace}/{name}"},
 	{Service: "cronworkflow.CronWorkflowService", Method: "ResumeCronWorkflow", Verb: "PUT", Pattern: "/api/v1/cron-workflows/{namespace}/{name}/resume", Body: "*"},
 	{Service: "cronworkflow.CronWorkflowService", Method: "SuspendCronWorkflow", Verb: "PUT", Pattern: "/api/v1/cron-workflows/{namespace}/{name}/suspend", Body: "*"},
+	{Service: "cronworkflow.CronWorkflowService", Method: "BackfillCronWorkflow", Verb: "POST", Pattern: "/api/v1/cron-workflows/{namespace}/{name}/backfill", Body: "*"},
 }
