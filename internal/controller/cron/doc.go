@@ -25,6 +25,11 @@
 //     the result validated as the API would. A failure sets the
 //     SubmissionError condition; an invalid schedule or timezone the
 //     SpecError condition, and nothing is created.
+//   - Backfill (backfill.go): the times a CronWorkflow's schedules fire in
+//     a range and the workflow made for each (<name>-<unix seconds>, the
+//     scheduled-time annotation, the braid.dev/cron-backfill label, the
+//     time as a parameter), shared by `braid cron backfill` and the
+//     server's BackfillCronWorkflow.
 //   - Missed runs: when the loop wakes late (the process was stopped or the
 //     machine slept) only the latest due time runs. On start, a
 //     CronWorkflow with startingDeadlineSeconds runs the latest time missed
