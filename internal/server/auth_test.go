@@ -245,8 +245,12 @@ func TestAuthLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := e.do(t, authReq{method: "GET", path: "/?token=" + code + "&x=1"})
-	if res.status != http.StatusSeeOther || res.header.Get("Location") != "/?x=1" {
+	if res.status != http.StatusSeeOther || res.header.Get("Location") != "./?x=1" {
 		t.Fatalf("login: %d Location %q", res.status, res.header.Get("Location"))
+	}
+	// Relative to the page, so that it works under a proxy's prefix.
+	if res := e.do(t, authReq{method: "GET", path: "/workflows/a%2Fb?token=" + strings.TrimPrefix(e.tok["reader-a"], "Bearer ")}); res.header.Get("Location") != "./a%2Fb" {
+		t.Errorf("login on a page: Location %q", res.header.Get("Location"))
 	}
 	ck := res.header.Get("Set-Cookie")
 	for _, want := range []string{"authorization=", "HttpOnly", "SameSite=Strict", "Path=/"} {

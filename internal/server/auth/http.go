@@ -121,11 +121,18 @@ func (g *Gatekeeper) login(w http.ResponseWriter, r *http.Request, c HTTPConfig)
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cred, Path: "/", HttpOnly: true,
 		Secure: c.SecureCookies, SameSite: http.SameSiteStrictMode})
 	q.Del("token")
-	u := *r.URL
-	u.RawQuery = q.Encode()
-	u.Scheme, u.Host = "", ""
+	// Back to the same page, by a reference relative to it: behind a
+	// reverse proxy that serves braid under a prefix (--base-href), the
+	// browser's path is not the one that reached here.
+	last := r.URL.EscapedPath()
+	last = last[strings.LastIndex(last, "/")+1:]
+	loc := "./" + last
+	if enc := q.Encode(); enc != "" {
+		loc += "?" + enc
+	}
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+	w.Header().Set("Location", loc) // http.Redirect would make it absolute
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // LoginCodes are one-time codes for login URLs, so that the URL a server
