@@ -28,6 +28,8 @@ type braidServer struct {
 	fingerprint string
 	// token is the local token of the data directory (braid_...).
 	token string
+	// pid is the server process's.
+	pid int
 	// client trusts exactly the server's certificate (pinned by its
 	// fingerprint) and sends nothing on its own: do adds the token.
 	client *http.Client
@@ -124,7 +126,7 @@ func readyServer(home, addr string, pid int) (*braidServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &braidServer{addr: addr, home: home, fingerprint: info.Fingerprint, token: strings.TrimSpace(string(token)),
+	srv := &braidServer{addr: addr, home: home, fingerprint: info.Fingerprint, token: strings.TrimSpace(string(token)), pid: pid,
 		client: &http.Client{
 			Transport: &http.Transport{TLSClientConfig: tc, ForceAttemptHTTP2: true},
 			Timeout:   time.Minute,

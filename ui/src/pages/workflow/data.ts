@@ -23,8 +23,10 @@ export interface WorkflowData {
 
 const pollEvery = 2000;
 const pollCompleted = 10000;
-/** Updates closer than this are batched into one render (big workflows). */
-const renderEvery = 250;
+/** Updates closer than this are batched into one render (big workflows):
+ *  short, so that a change shows at once; the graph throttles its own
+ *  rebuilds by their cost. */
+const renderEvery = 40;
 
 export const workflowPath = (ns: string, name: string) => `api/v1/workflows/${seg(ns)}/${seg(name)}`;
 export const archivedPath = (uid: string, ns: string) => `api/v1/archived-workflows/${seg(uid)}${qs({ namespace: ns })}`;
