@@ -16,18 +16,30 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// listQuery is a WorkflowListRequest in store terms, plus what the store
-// cannot filter (finishedBefore).
+// listQuery is a WorkflowListRequest in store terms, and whether it asks
+// for metadata.remainingItemCount.
 type listQuery struct {
-	opts           store.ListOptions
-	finishedBefore time.Time
+	opts          store.ListOptions
+	showRemaining bool
 }
+
+// Counter is what a store needs on top of Store for a list page's
+// metadata.remainingItemCount: Count is how many objects List with opts
+// would return from opts.Continue on (sqlite and kube stores have it). A
+// store without it leaves remainingItemCount out.
+type Counter interface {
+	Count(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) (int64, error)
+}
+
+var _ Counter = (*sqlite.Store)(nil)
 
 // parseListRequest reads argo list's filters: listOptions (label and field
 // selectors, limit, continue), nameFilter (applied to the metadata.name of
-// the field selector), createdAfter and finishedBefore (RFC 3339), and the
+// the field selector), createdAfter and finishedBefore (RFC 3339), the
 // field selectors spec.startedAt>T and spec.startedAt<T, which braid
-// answers from the creation time (a workflow starts when it is created).
+// answers from the creation time (a workflow starts when it is created),
+// and ext.showRemainingItemCount=true, which asks for
+// metadata.remainingItemCount.
 func parseListRequest(req *workflow.WorkflowListRequest) (listQuery, error) {
 	lo := listOptions(req.GetListOptions())
 	q := listQuery{opts: store.ListOptions{
@@ -40,6 +52,8 @@ func parseListRequest(req *workflow.WorkflowListRequest) (listQuery, error) {
 	for _, r := range strings.Split(lo.FieldSelector, ",") {
 		r = strings.TrimSpace(r)
 		switch {
+		case r == "ext.showRemainingItemCount=true":
+			q.showRemaining = true
 		case r == "" || strings.HasPrefix(r, "ext."):
 		case isStartedAtBound(r):
 			if err := setStartedAtBound(r, &q.opts.CreatedAfter, &q.opts.CreatedBefore); err != nil {
@@ -57,7 +71,7 @@ func parseListRequest(req *workflow.WorkflowListRequest) (listQuery, error) {
 	if q.opts.CreatedAfter, err = parseTimeParam("createdAfter", req.GetCreatedAfter(), q.opts.CreatedAfter); err != nil {
 		return q, err
 	}
-	if q.finishedBefore, err = parseTimeParam("finishedBefore", req.GetFinishedBefore(), time.Time{}); err != nil {
+	if q.opts.FinishedBefore, err = parseTimeParam("finishedBefore", req.GetFinishedBefore(), time.Time{}); err != nil {
 		return q, err
 	}
 	return q, nil
@@ -76,15 +90,6 @@ func parseTimeParam(name, value string, def time.Time) (time.Time, error) {
 		return def, status.Errorf(codes.InvalidArgument, "%s must be an RFC 3339 time: %v", name, err)
 	}
 	return t, nil
-}
-
-// keep reports whether a listed workflow passes the filters the store
-// does not apply.
-func (q listQuery) keep(wf *v1alpha1.Workflow) bool {
-	if q.finishedBefore.IsZero() {
-		return true
-	}
-	return !wf.Status.FinishedAt.IsZero() && wf.Status.FinishedAt.Time.Before(q.finishedBefore)
 }
 
 // fromArchive finds the newest archived workflow of that namespace and

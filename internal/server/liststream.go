@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -49,8 +50,8 @@ const (
 )
 
 // listFieldsNeeded are the paths of a workflow the list itself reads,
-// whatever `fields` keeps: to filter (finishedBefore), to sort a page, to
-// tell the same workflow twice, and to read its nodes.
+// whatever `fields` keeps: to sort a page, to tell the same workflow
+// twice, and to read its nodes.
 var listFieldsNeeded = []string{
 	"metadata.name", "metadata.namespace", "metadata.uid", "metadata.creationTimestamp", "status.finishedAt",
 }
@@ -148,7 +149,9 @@ type listSink interface {
 //
 // With listOptions.limit (or continue), the client pages: one store page,
 // newest created first, sorted as Argo sorts a page. Without, the store
-// gives the whole list in Argo's order, listPageSize at a time.
+// gives the whole list in Argo's order, listPageSize at a time. With
+// ext.showRemainingItemCount=true the metadata says how many workflows
+// follow (none after a whole list).
 func (s *workflowServer) listWorkflows(ctx context.Context, req *workflow.WorkflowListRequest, sh listShape, sink listSink) (metav1.ListMeta, error) {
 	var meta metav1.ListMeta
 	q, err := parseListRequest(req)
@@ -197,12 +200,37 @@ func (s *workflowServer) listWorkflows(ctx context.Context, req *workflow.Workfl
 			}
 		}
 		meta.Continue = next
-		return meta, nil
+		if q.showRemaining {
+			meta.RemainingItemCount, err = s.remaining(ctx, req.GetNamespace(), q.opts, next)
+		}
+		return meta, err
+	}
+	if q.showRemaining {
+		meta.RemainingItemCount = new(int64)
 	}
 	if !sh.keepItems {
 		return meta, nil
 	}
 	return meta, s.walkWorkflows(ctx, req.GetNamespace(), q, emit)
+}
+
+// remaining is a page's remainingItemCount: how many workflows after the
+// page (at its continue token next) pass the same filters, as the store
+// counts them without reading them; nil when the store cannot count.
+func (s *workflowServer) remaining(ctx context.Context, namespace string, opts store.ListOptions, next string) (*int64, error) {
+	if next == "" {
+		return new(int64), nil
+	}
+	c, ok := s.store.(Counter)
+	if !ok {
+		return nil, nil
+	}
+	opts.Continue, opts.Limit, opts.Fields = next, 0, nil
+	n, err := c.Count(ctx, store.KindWorkflow, namespace, opts)
+	if err != nil {
+		return nil, storeError(err, "")
+	}
+	return &n, nil
 }
 
 // listPage is one store page of workflows that pass q's filters.
@@ -217,9 +245,7 @@ func (s *workflowServer) listPage(ctx context.Context, namespace string, q listQ
 		if !ok {
 			return nil, "", status.Errorf(codes.Internal, "store returned %T for a workflow", o)
 		}
-		if q.keep(wf) {
-			wfs = append(wfs, wf)
-		}
+		wfs = append(wfs, wf)
 	}
 	return wfs, next, nil
 }
@@ -299,13 +325,17 @@ func registerListStream(gw *runtime.ServeMux, wfs *workflowServer, archive *arch
 	}{
 		{listPattern, serveList(gw, wfs.log, header,
 			func() any { return &workflow.WorkflowListRequest{} },
-			func(m any) listShape { return parseListShape(m.(*workflow.WorkflowListRequest).GetFields()) },
+			func(m any, _ url.Values) listShape {
+				return parseListShape(m.(*workflow.WorkflowListRequest).GetFields())
+			},
 			func(ctx context.Context, m any, sh listShape, sink listSink) (metav1.ListMeta, error) {
 				return wfs.listWorkflows(ctx, m.(*workflow.WorkflowListRequest), sh, sink)
 			})},
 		{archiveListPattern, serveList(gw, archive.log, header,
 			func() any { return &workflowarchive.ListArchivedWorkflowsRequest{} },
-			func(any) listShape { return parseListShape("") },
+			// The request message has no `fields`: the query's is read
+			// as the live list reads its own.
+			func(_ any, q url.Values) listShape { return parseListShape(q.Get("fields")) },
 			func(ctx context.Context, m any, _ listShape, sink listSink) (metav1.ListMeta, error) {
 				return archive.listArchived(ctx, m.(*workflowarchive.ListArchivedWorkflowsRequest), sink)
 			})},
@@ -324,7 +354,7 @@ func registerListStream(gw *runtime.ServeMux, wfs *workflowServer, archive *arch
 // after cuts the response, so that the client cannot take a partial list
 // for a whole one.
 func serveList(gw *runtime.ServeMux, log *slog.Logger, header func(http.Header), newReq func() any,
-	shapeOf func(any) listShape,
+	shapeOf func(any, url.Values) listShape,
 	list func(context.Context, any, listShape, listSink) (metav1.ListMeta, error)) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		ctx := r.Context()
@@ -334,7 +364,7 @@ func serveList(gw *runtime.ServeMux, log *slog.Logger, header func(http.Header),
 			runtime.HTTPError(ctx, gw, m, w, r, err)
 			return
 		}
-		sh := shapeOf(req)
+		sh := shapeOf(req, r.Form)
 		jw := &jsonListWriter{w: w, m: m, shape: sh, rc: http.NewResponseController(w), open: func() error {
 			w.Header().Set("Content-Type", m.ContentType(nil))
 			if header != nil {
@@ -392,6 +422,9 @@ func (j *jsonListWriter) start() error {
 }
 
 func (j *jsonListWriter) item(wf *v1alpha1.Workflow) error {
+	if !j.shape.keepItems {
+		return nil
+	}
 	data, err := json.Marshal(wf)
 	if err != nil {
 		return status.Errorf(codes.Internal, "encode workflow %s: %v", wf.Name, err)

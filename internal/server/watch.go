@@ -28,7 +28,8 @@ import (
 // listOptions.resourceVersion names a version other than "0": the store
 // cannot replay history, so such a watch starts at "now"), then ADDED,
 // MODIFIED and DELETED as they happen. An object that stops matching the
-// label selector is sent as DELETED, one that starts matching as ADDED.
+// label selector is sent as DELETED, one that starts matching as ADDED;
+// the first event of a workflow this stream has not sent is ADDED.
 //
 // A field selector metadata.name=X (X may be @latest) is resolved first,
 // so an unknown name fails with NotFound before the stream opens.
@@ -280,9 +281,14 @@ func (w *workflowWatch) handle(ctx context.Context, ev store.Event) error {
 		delete(w.sent, key) // it left the selection
 		return w.send(store.Deleted, o)
 	}
+	// New to this client: created, or it starts to match the selectors,
+	// or (a watch not from "0") changed since the client's list. Kubernetes
+	// sends ADDED for the first two; the store's events do not say whether
+	// the old version matched, so a change to a workflow the client listed
+	// also comes as ADDED, which list-watch clients take as an update.
 	t := store.Modified
-	if !known && (ev.Type == store.Added || w.initial) {
-		t = store.Added // new to this client
+	if !known {
+		t = store.Added
 	}
 	return w.sendFull(ctx, t, o)
 }

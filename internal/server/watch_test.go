@@ -284,6 +284,43 @@ func TestWatchSelectors(t *testing.T) {
 	}
 }
 
+// A watch from a resourceVersion other than "0" (the UI's list-then-watch)
+// sends no current objects; a workflow that starts to match its selector
+// comes as ADDED, as does the first change of one the stream has not sent,
+// and later changes as MODIFIED.
+func TestWatchFromNowAddsWhatTheStreamHasNotSent(t *testing.T) {
+	addr, st := startServerStore(t, Options{})
+	createWorkflow(t, st, "argo", "a", map[string]string{"app": "x"})
+	createWorkflow(t, st, "argo", "b", map[string]string{"app": "y"})
+	w := openWatch(t, "http://"+addr+"/api/v1/workflow-events/argo?listOptions.labelSelector=app%3Dx&listOptions.resourceVersion=123&fields=result.type,result.object.metadata.name", "")
+	want := func(typ, name string) {
+		t.Helper()
+		line := w.next(t)
+		if r := decodeInto[watchEnvelope](t, []byte(line)).Result; r.Type != typ || r.Object.Metadata.Name != name {
+			t.Fatalf("event %s, want %s %s", line, typ, name)
+		}
+	}
+	relabel := func(name, app string) {
+		t.Helper()
+		o, err := st.Get(context.Background(), store.KindWorkflow, "argo", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.SetLabels(map[string]string{"app": app, "touched": time.Now().String()})
+		if err := st.Update(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relabel("b", "x") // starts to match
+	want("ADDED", "b")
+	relabel("b", "x")
+	want("MODIFIED", "b")
+	relabel("a", "x") // matched all along, but never sent
+	want("ADDED", "a")
+	relabel("a", "x")
+	want("MODIFIED", "a")
+}
+
 func TestWatchGRPC(t *testing.T) {
 	addr, st := startServerStore(t, Options{})
 	createWorkflow(t, st, "argo", "wf-1", nil)

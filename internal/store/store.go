@@ -61,6 +61,11 @@ type ListOptions struct {
 	// CreatedAfter and CreatedBefore bound metadata.creationTimestamp
 	// (exclusive); zero values do not.
 	CreatedAfter, CreatedBefore time.Time
+	// FinishedBefore, when not zero, keeps the Workflows whose
+	// status.finishedAt is set and before it (exclusive, to the second, as
+	// the JSON time is): argo list's finishedBefore. Applied by the store,
+	// so that a page is not cut short by a filter applied after it.
+	FinishedBefore time.Time
 	// Order is the order of the list, and of the positions its continue
 	// tokens hold: a token is good only for the order that issued it.
 	Order ListOrder

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"testing"
@@ -60,5 +61,61 @@ func TestPageArgoOrder(t *testing.T) {
 	}
 	if _, _, err := page(objs, store.ListOptions{Order: store.OrderArgo, Continue: next}); err == nil {
 		t.Error("a token of the newest-first order was taken for Argo's order")
+	}
+}
+
+// The server's Counter (internal/server), which gives a list page its
+// remainingItemCount.
+var _ interface {
+	Count(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) (int64, error)
+} = (*Store)(nil)
+
+// countAfter agrees with the pages that follow each token, in both
+// orders; and finishedBefore keeps finished workflows before it, to the
+// second.
+func TestCountAfterAndFinishedBefore(t *testing.T) {
+	base := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	var objs []store.Object
+	for i, fin := range []float64{0, 30, 0, 50, 30.7, 0, 10} {
+		wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: "argo", Name: string(rune('a' + i)),
+			CreationTimestamp: metav1.NewTime(base.Add(time.Duration(i) * time.Second))}}
+		if fin != 0 {
+			wf.Status.FinishedAt = metav1.NewTime(base.Add(time.Duration(fin * float64(time.Second))))
+		}
+		objs = append(objs, wf)
+	}
+	for _, order := range []store.ListOrder{store.OrderNewest, store.OrderArgo} {
+		sorted := slices.Clone(objs)
+		sort.Slice(sorted, func(i, j int) bool { return positionOf(sorted[i], order).before(positionOf(sorted[j], order)) })
+		opts := store.ListOptions{Order: order, Limit: 2}
+		seen := 0
+		for {
+			pg, next, err := page(sorted, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen += len(pg)
+			if next == "" {
+				break
+			}
+			n, err := countAfter(objs, store.ListOptions{Order: order, Continue: next})
+			if err != nil || n != int64(len(objs)-seen) {
+				t.Errorf("order %q after %d: count %d (%v), want %d", order, seen, n, err, len(objs)-seen)
+			}
+			opts.Continue = next
+		}
+	}
+	f, err := newFilter(store.ListOptions{FinishedBefore: base.Add(30*time.Second + time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, o := range objs {
+		if f.matches(o) {
+			kept = append(kept, o.GetName())
+		}
+	}
+	if want := []string{"b", "e", "g"}; !slices.Equal(kept, want) { // 30, 30.7 (30 to the second), 10
+		t.Errorf("finishedBefore kept %v, want %v", kept, want)
 	}
 }

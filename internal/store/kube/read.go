@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -110,16 +111,59 @@ func (in *informer) overlay(items []any, namespace string) []store.Object {
 // come WITHOUT nodes (Status.Nodes nil), as the embedded store gives them:
 // Get a workflow for its nodes.
 func (s *Store) List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error) {
-	if err := s.managed(kind, namespace); err != nil {
+	objs, err := s.matching(ctx, kind, namespace, opts)
+	if err != nil {
 		return nil, "", err
+	}
+	sort.Slice(objs, func(i, j int) bool { return positionOf(objs[i], opts.Order).before(positionOf(objs[j], opts.Order)) })
+	return page(objs, opts)
+}
+
+// Count is how many objects List with opts would return from
+// opts.Continue on, over all its pages (opts.Limit is ignored): with the
+// Continue of a page, how many come after it. It filters the informer's
+// cache as List does, without sorting or copying.
+func (s *Store) Count(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) (int64, error) {
+	objs, err := s.matching(ctx, kind, namespace, opts)
+	if err != nil {
+		return 0, err
+	}
+	return countAfter(objs, opts)
+}
+
+// countAfter is how many of objs (in any order) come after opts.Continue.
+func countAfter(objs []store.Object, opts store.ListOptions) (int64, error) {
+	after, err := continueAt(opts)
+	if err != nil || after == nil {
+		return int64(len(objs)), err
+	}
+	var n int64
+	for _, o := range objs {
+		if after.before(positionOf(o, opts.Order)) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// matching are the cached objects (not copies) of a kind in a namespace
+// ("" for all) that opts' filters keep, in no order.
+func (s *Store) matching(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, error) {
+	if err := s.managed(kind, namespace); err != nil {
+		return nil, err
 	}
 	in, err := s.informer(ctx, kind)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	f, err := newFilter(opts)
 	if err != nil {
-		return nil, "", err
+		return nil, err
+	}
+	switch opts.Order {
+	case store.OrderNewest, store.OrderArgo:
+	default:
+		return nil, fmt.Errorf("kube store: list order %q is not one of %q (newest first), %q", opts.Order, store.OrderNewest, store.OrderArgo)
 	}
 	var items []any
 	if ki, _ := kinds(kind); !ki.namespaced {
@@ -128,7 +172,7 @@ func (s *Store) List(ctx context.Context, kind store.Kind, namespace string, opt
 	if namespace != "" {
 		items, err = in.inf.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
 		if err != nil {
-			return nil, "", fmt.Errorf("kube store: list %s: %w", kind, err)
+			return nil, fmt.Errorf("kube store: list %s: %w", kind, err)
 		}
 	} else {
 		items = in.inf.GetIndexer().List()
@@ -139,13 +183,7 @@ func (s *Store) List(ctx context.Context, kind store.Kind, namespace string, opt
 			objs = append(objs, o)
 		}
 	}
-	switch opts.Order {
-	case store.OrderNewest, store.OrderArgo:
-	default:
-		return nil, "", fmt.Errorf("kube store: list order %q is not one of %q (newest first), %q", opts.Order, store.OrderNewest, store.OrderArgo)
-	}
-	sort.Slice(objs, func(i, j int) bool { return positionOf(objs[i], opts.Order).before(positionOf(objs[j], opts.Order)) })
-	return page(objs, opts)
+	return objs, nil
 }
 
 // position is an object's place in a list, and what a continue token
@@ -189,19 +227,33 @@ func (p position) before(q position) bool {
 	return p.N < q.N
 }
 
+// continueAt is the position opts.Continue holds, or nil without one.
+func continueAt(opts store.ListOptions) (*position, error) {
+	if opts.Continue == "" {
+		return nil, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(opts.Continue)
+	var p position
+	if err == nil {
+		err = json.Unmarshal(raw, &p)
+	}
+	if err == nil && p.O != opts.Order {
+		err = fmt.Errorf("issued for the list order %q, not %q", p.O, opts.Order)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kube store: bad continue token %q: %w", opts.Continue, err)
+	}
+	return &p, nil
+}
+
+// page is the page of objs (sorted) that opts asks for, copied, and the
+// token of the next one.
 func page(objs []store.Object, opts store.ListOptions) ([]store.Object, string, error) {
-	if opts.Continue != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(opts.Continue)
-		var p position
-		if err == nil {
-			err = json.Unmarshal(raw, &p)
-		}
-		if err == nil && p.O != opts.Order {
-			err = fmt.Errorf("issued for the list order %q, not %q", p.O, opts.Order)
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("kube store: bad continue token %q: %w", opts.Continue, err)
-		}
+	p, err := continueAt(opts)
+	if err != nil {
+		return nil, "", err
+	}
+	if p != nil {
 		i := sort.Search(len(objs), func(i int) bool { return p.before(positionOf(objs[i], opts.Order)) })
 		objs = objs[i:]
 	}
@@ -298,7 +350,15 @@ func (f filter) matches(o store.Object) bool {
 	if !f.opts.CreatedAfter.IsZero() && !ct.After(f.opts.CreatedAfter) {
 		return false
 	}
-	return f.opts.CreatedBefore.IsZero() || ct.Before(f.opts.CreatedBefore)
+	if !f.opts.CreatedBefore.IsZero() && !ct.Before(f.opts.CreatedBefore) {
+		return false
+	}
+	if fb := f.opts.FinishedBefore; !fb.IsZero() {
+		// To the second, as the JSON time is.
+		wf, ok := o.(*v1alpha1.Workflow)
+		return ok && !wf.Status.FinishedAt.IsZero() && wf.Status.FinishedAt.Truncate(time.Second).Before(fb)
+	}
+	return true
 }
 
 // Watch streams the changes of a kind in a namespace ("" for all) from now

@@ -427,7 +427,7 @@ func archiveFilter(opts ArchiveListOptions) (*filter, error) {
 		f.add("a.finished_at < ?", opts.FinishedBefore.Unix())
 	}
 	var err error
-	if f.labels, err = labelFilter(opts.LabelSelector); err != nil {
+	if f.labels, err = labelConds(opts.LabelSelector, archivedHas); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -442,12 +442,18 @@ type labelCond struct {
 	required bool
 	key      string
 	values   []string
+	op       selection.Operator
 }
 
-// labelFilter turns a label selector into SQL conditions on
-// archived_labels, with Kubernetes' semantics: != and notin also match a
-// workflow without the label; gt and lt match integer values only.
-func labelFilter(sel string) ([]labelCond, error) {
+// archivedHas starts the condition that an archived workflow (a) has a
+// label: the key's argument, then more conditions on l.value, then ")".
+const archivedHas = `EXISTS (SELECT 1 FROM archived_labels l WHERE l.archive_id = a.id AND l.key = ?`
+
+// labelConds turns a label selector into SQL conditions on a label table,
+// with Kubernetes' semantics: != and notin also match a row without the
+// label; gt and lt match integer values written canonically ("007" is
+// not). has opens the EXISTS of one label of the row (archivedHas).
+func labelConds(sel, has string) ([]labelCond, error) {
 	if strings.TrimSpace(sel) == "" {
 		return nil, nil
 	}
@@ -457,9 +463,8 @@ func labelFilter(sel string) ([]labelCond, error) {
 	}
 	reqs, _ := parsed.Requirements()
 	out := make([]labelCond, 0, len(reqs))
-	const has = `EXISTS (SELECT 1 FROM archived_labels l WHERE l.archive_id = a.id AND l.key = ?`
 	for _, r := range reqs {
-		c := labelCond{key: r.Key(), values: r.Values().List()} // sorted
+		c := labelCond{key: r.Key(), values: r.Values().List(), op: r.Operator()} // sorted
 		in := ` AND l.value IN (` + placeholders(len(c.values)) + `))`
 		switch r.Operator() {
 		case selection.Equals, selection.DoubleEquals, selection.In:

@@ -27,12 +27,12 @@
 // It does not decide anything about workflows. What a status should be is
 // the engine's business and when to write it the controller's.
 //
-// # Schema (version 5)
+// # Schema (version 6)
 //
 //	objects  id PK, kind, namespace, name (UNIQUE together), uid,
 //	         resource_version, generation, created_at (unix ns, injected clock),
-//	         phase (status.phase, for field selectors), labels (JSON, for label
-//	         selectors), spec_hash (sha256 of the spec), body (JSON of the
+//	         phase (status.phase, for field selectors), labels (JSON; label
+//	         gt and lt are matched on it), spec_hash (sha256 of the spec), body (JSON of the
 //	         object without its spec and without status.nodes),
 //	         unfinished (1 until a Workflow's status.finishedAt is set) and
 //	         order_at (unix s of finishedAt, else of the creation) — version 4,
@@ -41,6 +41,10 @@
 //	                  (kind, namespace, created_at DESC, id DESC),
 //	                  (kind, unfinished DESC, order_at DESC, created_at DESC, id DESC),
 //	                  (kind, namespace, unfinished DESC, order_at DESC, created_at DESC, id DESC)
+//	object_labels  object_id -> objects, key, value; PK (object_id, key),
+//	         indexed on (key, value, object_id): the labels column as rows,
+//	         kept with it by every write, for label selectors in SQL (List
+//	         and Count) — version 6
 //	specs    object_id PK -> objects, spec (JSON)
 //	nodes    object_id -> objects, node_id (UNIQUE together), rv (the
 //	         workflow's resource_version when the row was last written),
@@ -73,9 +77,15 @@
 // (store.OrderArgo: unfinished newest first, then latest finished first),
 // both from an index, filters by
 // label selector, by the fields metadata.name, metadata.namespace and
-// status.phase (=, ==, !=), by name (Exact, Contains, Prefix, NotEquals)
-// and by creation time, and pages with Limit and an opaque Continue
-// token (a position, so objects created while paging do not shift pages).
+// status.phase (=, ==, !=), by name (Exact, Contains, Prefix, NotEquals),
+// by creation time and by finish time (FinishedBefore, from order_at), and
+// pages with Limit and an opaque Continue token (a position, so objects
+// created while paging do not shift pages). Count answers how many a list
+// holds from a token on (a page's remainingItemCount) in SQL. Label
+// selectors are answered from object_labels in both (so a page's LIMIT is
+// SQL's, and a rare label costs its rows, not the table's): a count by one
+// label among 10,000 workflows takes about 2 ms (BenchmarkCount); a name
+// filter reads each row (about 17 ms).
 // With ListOptions.Fields, SQL builds each object from those JSON paths
 // only (project.go), so a list of names never decodes a spec.
 //

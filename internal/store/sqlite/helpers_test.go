@@ -213,6 +213,11 @@ func checkFile(tb testing.TB, path string) {
 		`SELECT count(*) FROM specs s LEFT JOIN objects o ON o.id = s.object_id WHERE o.id IS NULL`, 0)
 	one("resourceVersion and generation start at 1",
 		`SELECT count(*) FROM objects WHERE resource_version < 1 OR generation < 1 OR generation > resource_version`, 0)
+	one("the label rows are the labels column",
+		`SELECT (SELECT count(*) FROM (SELECT o.id, j.key, j.value FROM objects o, json_each(o.labels) j
+		                                EXCEPT SELECT object_id, key, value FROM object_labels))
+		      + (SELECT count(*) FROM (SELECT object_id, key, value FROM object_labels
+		                                EXCEPT SELECT o.id, j.key, j.value FROM objects o, json_each(o.labels) j))`, 0)
 	one("cluster-scoped objects have no namespace, namespaced ones have one",
 		`SELECT count(*) FROM objects WHERE (kind = 'ClusterWorkflowTemplate') <> (namespace = '')`, 0)
 

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -279,4 +281,198 @@ func TestListNameAndTime(t *testing.T) {
 	}
 	_, _, err = s.List(context.Background(), store.KindWorkflow, "ns", store.ListOptions{Name: "x", NameFilter: "Regex"})
 	isErr(t, err, ErrInvalid, "an unknown name filter")
+}
+
+// seedCounted adds to seedWorkflows' five workflows two finished ones
+// (argo/f finished before dev/g) and numeric labels:
+//
+//	argo/f  Succeeded  app=x,size=5    finished 2026-01-01T00:00:10Z
+//	dev/g   Failed     size=12         finished 2026-01-01T00:00:20Z
+func seedCounted(t *testing.T, s *Store) {
+	t.Helper()
+	seedWorkflows(t, s)
+	for _, w := range []struct {
+		ns, name string
+		phase    v1alpha1.WorkflowPhase
+		labels   map[string]string
+		finished int
+	}{
+		{"argo", "f", v1alpha1.WorkflowSucceeded, map[string]string{"app": "x", "size": "5"}, 10},
+		{"dev", "g", v1alpha1.WorkflowFailed, map[string]string{"size": "12"}, 20},
+	} {
+		wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.name, Labels: w.labels}}
+		wf.Status.Phase = w.phase
+		wf.Status.FinishedAt = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, w.finished, 0, time.UTC))
+		must(t, s.Create(context.Background(), wf), "Create "+w.name)
+	}
+}
+
+// Count agrees with List, for every filter List takes, and from every
+// page's continue token on in both orders.
+func TestCount(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	seedCounted(t, s)
+	at := func(sec, nsec int) time.Time { return time.Date(2026, 1, 1, 0, 0, sec, nsec, time.UTC) }
+	tests := []struct {
+		name string
+		ns   string
+		opts store.ListOptions
+		want int64
+	}{
+		{"all", "", store.ListOptions{}, 7},
+		{"namespace", "dev", store.ListOptions{}, 3},
+		{"label equals", "", store.ListOptions{LabelSelector: "app=x"}, 3},
+		{"label ==", "", store.ListOptions{LabelSelector: "app==y"}, 2},
+		{"label not equals (also without the label)", "", store.ListOptions{LabelSelector: "app!=x"}, 4},
+		{"label in", "", store.ListOptions{LabelSelector: "team in (red,green)"}, 2},
+		{"label notin", "", store.ListOptions{LabelSelector: "team notin (red)"}, 5},
+		{"label exists", "", store.ListOptions{LabelSelector: "team"}, 3},
+		{"label does not exist", "", store.ListOptions{LabelSelector: "!team"}, 4},
+		{"label gt", "", store.ListOptions{LabelSelector: "size>6"}, 1},
+		{"label lt, and another", "", store.ListOptions{LabelSelector: "size<20,app=x"}, 1},
+		{"labels and namespace", "argo", store.ListOptions{LabelSelector: "app=y"}, 1},
+		{"field selector", "", store.ListOptions{FieldSelector: "status.phase=Running"}, 3},
+		{"field selector and label", "", store.ListOptions{FieldSelector: "metadata.namespace=argo", LabelSelector: "app=x"}, 3},
+		{"name prefix", "", store.ListOptions{Name: "a", NameFilter: "Prefix"}, 1},
+		{"finished before", "", store.ListOptions{FinishedBefore: at(20, 0)}, 1},
+		{"finished before, a fraction after", "", store.ListOptions{FinishedBefore: at(20, 1)}, 2},
+		{"nothing", "", store.ListOptions{LabelSelector: "app=z"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := s.Count(ctx, store.KindWorkflow, tc.ns, tc.opts)
+			must(t, err, "Count")
+			objs, _, err := s.List(ctx, store.KindWorkflow, tc.ns, tc.opts)
+			must(t, err, "List")
+			if n != tc.want || int64(len(objs)) != tc.want {
+				t.Errorf("Count %d, List %d (%v), want %d", n, len(objs), names(objs), tc.want)
+			}
+			for _, order := range []store.ListOrder{store.OrderNewest, store.OrderArgo} {
+				checkRemaining(t, s, tc.ns, tc.opts, order)
+			}
+		})
+	}
+	_, err := s.Count(ctx, store.KindWorkflow, "", store.ListOptions{LabelSelector: "a=(b"})
+	isErr(t, err, ErrInvalid, "a bad selector")
+	_, err = s.Count(ctx, store.KindWorkflow, "", store.ListOptions{Continue: "not-a-token"})
+	isErr(t, err, ErrInvalid, "a bad token")
+}
+
+// checkRemaining pages through a list, two at a time, and checks that
+// Count from each continue token is what the later pages hold.
+func checkRemaining(t *testing.T, s *Store, ns string, opts store.ListOptions, order store.ListOrder) {
+	t.Helper()
+	ctx := context.Background()
+	opts.Order, opts.Limit = order, 2
+	var tokens []string
+	var sizes []int
+	for {
+		objs, next, err := s.List(ctx, store.KindWorkflow, ns, opts)
+		must(t, err, "List")
+		sizes = append(sizes, len(objs))
+		if next == "" {
+			break
+		}
+		tokens = append(tokens, next)
+		opts.Continue = next
+	}
+	for i, tok := range tokens {
+		rest := 0
+		for _, n := range sizes[i+1:] {
+			rest += n
+		}
+		o := opts
+		o.Continue, o.Limit = tok, 0
+		n, err := s.Count(ctx, store.KindWorkflow, ns, o)
+		must(t, err, "Count after a page")
+		if n != int64(rest) {
+			t.Errorf("order %q, after page %d: Count %d, want %d", order, i+1, n, rest)
+		}
+	}
+}
+
+// Count follows label changes and deletes (checkFile also compares the
+// label rows with the labels column after every test).
+func TestCountFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	seedWorkflows(t, s)
+	count := func(sel string) int64 {
+		t.Helper()
+		n, err := s.Count(ctx, store.KindWorkflow, "", store.ListOptions{LabelSelector: sel})
+		must(t, err, "Count")
+		return n
+	}
+	o, err := s.Get(ctx, store.KindWorkflow, "argo", "b")
+	must(t, err, "Get")
+	wf := o.(*v1alpha1.Workflow)
+	wf.Labels = map[string]string{"app": "y", "team": "red"}
+	must(t, s.Update(ctx, wf), "Update labels")
+	if a, b := count("app=x"), count("team=red"); a != 1 || b != 3 {
+		t.Errorf("after relabelling: app=x %d, team=red %d; want 1, 3", a, b)
+	}
+	wf.Labels = nil
+	must(t, s.UpdateWorkflowStatus(ctx, wf, nil), "drop the labels")
+	if n := count("!app"); n != 2 {
+		t.Errorf("after dropping the labels: !app %d, want 2", n)
+	}
+	must(t, s.Delete(ctx, store.KindWorkflow, "argo", "a"), "Delete")
+	if n := count("app=x"); n != 0 {
+		t.Errorf("after deleting: app=x %d, want 0", n)
+	}
+}
+
+// A file made before the label rows existed gets them from the labels
+// column when it is migrated.
+func TestCountAfterMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "braid.db")
+	s := openStore(t, path, noMonitor)
+	seedWorkflows(t, s)
+	must(t, s.Close(), "Close")
+	db, err := sql.Open("sqlite", path)
+	must(t, err, "sql.Open")
+	_, err = db.Exec("DROP TABLE object_labels; PRAGMA user_version = 5")
+	must(t, err, "back to version 5")
+	must(t, db.Close(), "close")
+
+	s2 := openStore(t, path)
+	n, err := s2.Count(ctx, store.KindWorkflow, "", store.ListOptions{LabelSelector: "team in (red,blue)"})
+	must(t, err, "Count")
+	if n != 3 {
+		t.Errorf("after migration: %d, want 3", n)
+	}
+}
+
+// finishedBefore is a filter of the store's query: pages are full, and
+// only the last one is short.
+func TestListFinishedBeforePages(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	for i := range 12 {
+		wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: "argo", Name: fmt.Sprintf("wf-%02d", i)}}
+		if i%3 != 0 { // 8 finished, at second i
+			wf.Status.FinishedAt = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC))
+		}
+		must(t, s.Create(ctx, wf), "Create")
+	}
+	before := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC) // leaves 1, 2, 4, 5, 7, 8
+	opts := store.ListOptions{Limit: 4, FinishedBefore: before}
+	var got []string
+	for {
+		objs, next, err := s.List(ctx, store.KindWorkflow, "argo", opts)
+		must(t, err, "List")
+		if next != "" && len(objs) != 4 {
+			t.Errorf("a page of %d with more to come", len(objs))
+		}
+		got = append(got, names(objs)...)
+		if next == "" {
+			break
+		}
+		opts.Continue = next
+	}
+	if want := []string{"wf-08", "wf-07", "wf-05", "wf-04", "wf-02", "wf-01"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }

@@ -169,7 +169,7 @@ func TestOrderMigration(t *testing.T) {
 	db, err := sql.Open("sqlite", path)
 	must(t, err, "sql.Open")
 	for _, q := range []string{
-		"DROP TABLE sync_limits",
+		"DROP TABLE sync_limits", "DROP TABLE object_labels",
 		"DROP INDEX objects_by_order", "DROP INDEX objects_by_ns_order",
 		"ALTER TABLE objects DROP COLUMN unfinished", "ALTER TABLE objects DROP COLUMN order_at",
 		"PRAGMA user_version = 3",

@@ -309,6 +309,22 @@ func (s *Store) List(ctx context.Context, kind store.Kind, namespace string, opt
 	return listObjects(ctx, s.r, k, k.scope(namespace), opts)
 }
 
+// Count is how many objects List with opts would return from
+// opts.Continue on, over all its pages (opts.Limit and opts.Fields are
+// ignored): with the Continue of a page, how many come after it. It
+// counts in SQL, from the indexes and the label rows, without reading an
+// object.
+func (s *Store) Count(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) (int64, error) {
+	k, err := lookupKind(kind)
+	if err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	if s.shut.Load() {
+		return 0, fmt.Errorf("count %s: %w", k.kind, ErrClosed)
+	}
+	return countObjects(ctx, s.r, k, k.scope(namespace), opts)
+}
+
 // Create stores a new object; see Tx.Create.
 func (s *Store) Create(ctx context.Context, obj store.Object) error {
 	return s.Tx(ctx, func(tx *Tx) error { return tx.Create(obj) })

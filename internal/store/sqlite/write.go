@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -27,6 +28,8 @@ type stmts struct {
 	updateSpec *sql.Stmt
 	upsertNode *sql.Stmt
 	deleteNode *sql.Stmt
+	dropLabels *sql.Stmt
+	putLabel   *sql.Stmt
 }
 
 func prepare(ctx context.Context, db *sql.DB) (stmts, error) {
@@ -40,7 +43,7 @@ func prepare(ctx context.Context, db *sql.DB) (stmts, error) {
 		st, err = db.PrepareContext(ctx, q)
 		return st
 	}
-	s.meta = p(`SELECT id, uid, resource_version, generation, created_at, unfinished, order_at, spec_hash
+	s.meta = p(`SELECT id, uid, resource_version, generation, created_at, unfinished, order_at, spec_hash, labels
 		FROM objects WHERE kind = ? AND namespace = ? AND name = ?`)
 	s.updateObj = p(`UPDATE objects SET resource_version = ?, generation = ?, phase = ?,
 		labels = ?, spec_hash = ?, body = ? WHERE id = ?`)
@@ -51,6 +54,8 @@ func prepare(ctx context.Context, db *sql.DB) (stmts, error) {
 	s.upsertNode = p(`INSERT INTO nodes (object_id, node_id, rv, body) VALUES (?, ?, ?, ?)
 		ON CONFLICT (object_id, node_id) DO UPDATE SET rv = excluded.rv, body = excluded.body`)
 	s.deleteNode = p(`DELETE FROM nodes WHERE object_id = ? AND node_id = ?`)
+	s.dropLabels = p(`DELETE FROM object_labels WHERE object_id = ?`)
+	s.putLabel = p(`INSERT INTO object_labels (object_id, key, value) VALUES (?, ?, ?)`)
 	if err != nil {
 		s.close()
 		return stmts{}, fmt.Errorf("prepare: %w", err)
@@ -59,7 +64,7 @@ func prepare(ctx context.Context, db *sql.DB) (stmts, error) {
 }
 
 func (s stmts) close() {
-	for _, st := range []*sql.Stmt{s.meta, s.updateObj, s.updateOrd, s.updateSpec, s.upsertNode, s.deleteNode} {
+	for _, st := range []*sql.Stmt{s.meta, s.updateObj, s.updateOrd, s.updateSpec, s.upsertNode, s.deleteNode, s.dropLabels, s.putLabel} {
 		if st != nil {
 			_ = st.Close()
 		}
@@ -155,6 +160,9 @@ func (tx *Tx) Create(obj store.Object) error {
 	if _, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO specs (object_id, spec) VALUES (?, ?)`, id, spec.json); err != nil {
 		return fmt.Errorf("create %s: insert spec: %w", key, err)
 	}
+	if err := tx.writeLabels(id, obj.GetLabels(), false); err != nil {
+		return fmt.Errorf("create %s: %w", key, err)
+	}
 	if wf, ok := obj.(*v1alpha1.Workflow); ok {
 		if err := tx.writeAllNodes(id, 1, wf.Status.Nodes, false); err != nil {
 			return fmt.Errorf("create %s: %w", key, err)
@@ -220,10 +228,12 @@ func (tx *Tx) Delete(kind store.Kind, namespace, name string) error {
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", key, err)
 	}
-	// Node and spec rows go explicitly; ON DELETE CASCADE is the safety net.
+	// Node, spec and label rows go explicitly; ON DELETE CASCADE is the
+	// safety net.
 	for _, q := range []string{
 		`DELETE FROM nodes WHERE object_id = ?`,
 		`DELETE FROM specs WHERE object_id = ?`,
+		`DELETE FROM object_labels WHERE object_id = ?`,
 		`DELETE FROM objects WHERE id = ?`,
 	} {
 		if _, err := tx.tx.ExecContext(tx.ctx, q, m.id); err != nil {
@@ -255,12 +265,13 @@ type objectMeta struct {
 	unfinished int64
 	orderAt    int64
 	specHash   []byte
+	labels     sql.NullString // the labels column (JSON)
 }
 
 func (tx *Tx) meta(k kindInfo, ns, name string) (objectMeta, error) {
 	var m objectMeta
 	err := tx.tx.StmtContext(tx.ctx, tx.s.stmts.meta).QueryRowContext(tx.ctx, string(k.kind), ns, name).
-		Scan(&m.id, &m.uid, &m.rv, &m.generation, &m.createdAt, &m.unfinished, &m.orderAt, &m.specHash)
+		Scan(&m.id, &m.uid, &m.rv, &m.generation, &m.createdAt, &m.unfinished, &m.orderAt, &m.specHash, &m.labels)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, store.ErrNotFound
 	}
@@ -317,6 +328,11 @@ func (tx *Tx) update(k kindInfo, obj store.Object, nodes nodeWrite, changed []st
 			return fmt.Errorf("update %s: list order: %w", key, err)
 		}
 	}
+	if labelsChanged(m.labels, body.labels) {
+		if err := tx.writeLabels(m.id, obj.GetLabels(), true); err != nil {
+			return fmt.Errorf("update %s: %w", key, err)
+		}
+	}
 	if specChanged {
 		if _, err := tx.tx.StmtContext(tx.ctx, tx.s.stmts.updateSpec).ExecContext(tx.ctx, spec.json, m.id); err != nil {
 			return fmt.Errorf("update %s: spec: %w", key, err)
@@ -334,6 +350,35 @@ func (tx *Tx) update(k kindInfo, obj store.Object, nodes nodeWrite, changed []st
 		}
 	}
 	tx.emit(k, store.Modified, obj)
+	return nil
+}
+
+// labelsChanged compares the stored labels column with the one a write
+// sets (a JSON string, or nil): encoding/json sorts map keys, so equal
+// labels are equal text.
+func labelsChanged(stored sql.NullString, next any) bool {
+	s, ok := next.(string)
+	return stored.Valid != ok || stored.String != s
+}
+
+// writeLabels makes the object_labels rows of object id equal to labels;
+// replace first deletes the rows it had. Sorted, for a deterministic row
+// order.
+func (tx *Tx) writeLabels(id int64, labels map[string]string, replace bool) error {
+	if replace {
+		if _, err := tx.tx.StmtContext(tx.ctx, tx.s.stmts.dropLabels).ExecContext(tx.ctx, id); err != nil {
+			return fmt.Errorf("delete labels: %w", err)
+		}
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	ins := tx.tx.StmtContext(tx.ctx, tx.s.stmts.putLabel)
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if _, err := ins.ExecContext(tx.ctx, id, k, labels[k]); err != nil {
+			return fmt.Errorf("write label %s: %w", k, err)
+		}
+	}
 	return nil
 }
 

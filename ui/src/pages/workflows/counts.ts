@@ -1,17 +1,21 @@
 // Phase counts for the filters other than the phases.
 //
-// The cheap way is one request per phase with listOptions.limit=1 and
-// ext.showRemainingItemCount=true: items + metadata.remainingItemCount is
-// the count. The archive answers that; braid's live list does not (it
-// leaves remainingItemCount out), so there the phases of up to SCAN_LIMIT
-// workflows are read in one request that keeps only items.status.phase,
-// and a count past that is a lower bound ("5000+").
+// One request per phase: the current filters plus the label
+// workflows.argoproj.io/phase=<P>, listOptions.limit=1, the field selector
+// ext.showRemainingItemCount=true and fields=metadata,items.metadata.name,
+// so that each answer is one name and the list's metadata; the count is
+// items.length + metadata.remainingItemCount, which the server counts
+// without reading the workflows (live and archived lists alike). A server
+// that gives no remainingItemCount (the page of the list says so) is
+// counted by reading the phases of up to SCAN_LIMIT workflows in one
+// request instead, and a count past that is a lower bound ("5000+").
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get } from '../../lib/api';
 import type { List, Workflow } from '../../lib/types';
-import { PHASES, listPath, type Filters } from './query';
+import { LABEL_PHASE, PHASES, listPath, type Filters } from './query';
 
 const SCAN_LIMIT = 10_000;
+const COUNT_FIELDS = 'metadata,items.metadata.name';
 
 export interface Counts {
   byPhase: Record<string, number>;
@@ -20,11 +24,20 @@ export interface Counts {
 
 type PhaseList = List<Pick<Workflow, 'status'>>;
 
+/** phasePath is the request that counts one phase: limit 1, the phase as a label, names only. */
+function phasePath(f: Filters, phase: string): string {
+  const labels = [f.labels.trim().replace(/,\s*$/, ''), `${LABEL_PHASE}=${phase}`].filter(Boolean).join(',');
+  const path = listPath({ ...f, labels, phases: [] }, { limit: 1, withPhases: false, fields: COUNT_FIELDS });
+  // The archive's path has no `fields` of its own (it always has a query: its field selector).
+  return f.archived ? `${path}${path.includes('?') ? '&' : '?'}fields=${encodeURIComponent(COUNT_FIELDS)}` : path;
+}
+
 async function countByRemaining(f: Filters, signal: AbortSignal): Promise<Counts | null> {
   const one = async (phase: string) => {
-    const l = await get<PhaseList>(listPath({ ...f, phases: [phase] }, { limit: 1, fields: 'metadata,items.metadata.uid' }), signal);
+    const l = await get<List<Pick<Workflow, 'metadata'>>>(phasePath(f, phase), signal);
     const rest = l.metadata?.remainingItemCount;
     const n = l.items?.length ?? 0;
+    // Without a count, the answer is whole only when no page follows.
     if (rest === undefined || rest === null) return n === 0 || !l.metadata?.continue ? n : null;
     return n + Number(rest);
   };
