@@ -65,6 +65,14 @@ func (s *workflowServer) WatchWorkflowNodes(req *workflow.WatchWorkflowNodesRequ
 	}
 }
 
+// nodeDeltas is what a store may offer so that a change costs what
+// changed: the workflow without its nodes, the nodes written after a
+// version, and the IDs of all its nodes (sqlite.Store has it). Without
+// it, each change reads the whole workflow and compares every node.
+type nodeDeltas interface {
+	WorkflowNodesSince(ctx context.Context, namespace, name string, since int64) (*v1alpha1.Workflow, v1alpha1.Nodes, []string, error)
+}
+
 // nodeWatch is the state of one WatchWorkflowNodes stream.
 type nodeWatch struct {
 	s        *workflowServer
@@ -107,6 +115,21 @@ func (w *nodeWatch) follow(ctx context.Context, events <-chan store.Event) (bool
 // from what was sent (everything, for a SNAPSHOT). A workflow that is gone
 // ends the stream with DELETED.
 func (w *nodeWatch) sendCurrent(ctx context.Context, typ string) (bool, error) {
+	if d, ok := w.s.store.(nodeDeltas); ok && typ == nodeChanged && w.nodes != nil {
+		wf, changed, ids, err := d.WorkflowNodesSince(ctx, w.ns, w.name, w.rv)
+		if errors.Is(err, store.ErrNotFound) {
+			return true, w.stream.Send(&workflow.WorkflowNodeEvent{Type: nodeDeleted})
+		}
+		if err != nil {
+			return true, storeError(err, w.name)
+		}
+		if resourceVersion(wf) <= w.rv {
+			return false, nil
+		}
+		ev := w.changedSince(changed, ids)
+		w.head(ev, wf, typ)
+		return false, w.stream.Send(ev)
+	}
 	o, err := w.s.store.Get(ctx, store.KindWorkflow, w.ns, w.name)
 	if errors.Is(err, store.ErrNotFound) {
 		return true, w.stream.Send(&workflow.WorkflowNodeEvent{Type: nodeDeleted})
@@ -118,20 +141,19 @@ func (w *nodeWatch) sendCurrent(ctx context.Context, typ string) (bool, error) {
 	if !ok {
 		return true, status.Errorf(codes.Internal, "store returned %T for a workflow", o)
 	}
-	rv := resourceVersion(wf)
-	if typ == nodeChanged && rv <= w.rv {
+	if typ == nodeChanged && resourceVersion(wf) <= w.rv {
 		return false, nil
 	}
-	ev := w.delta(wf, typ)
-	w.rv = rv
+	ev := w.changedAll(wf.Status.Nodes, typ)
+	w.head(ev, wf, typ)
 	return false, w.stream.Send(ev)
 }
 
-// delta is the event that brings a client from what was sent to wf, and
-// records wf as sent.
-func (w *nodeWatch) delta(wf *v1alpha1.Workflow, typ string) *workflow.WorkflowNodeEvent {
+// changedAll is the event's nodes: those of nodes that differ from what
+// was sent (all of them in a SNAPSHOT), and the IDs of those that went;
+// nodes becomes what was sent.
+func (w *nodeWatch) changedAll(nodes v1alpha1.Nodes, typ string) *workflow.WorkflowNodeEvent {
 	ev := &workflow.WorkflowNodeEvent{Type: typ, Nodes: map[string]*v1alpha1.NodeStatus{}}
-	nodes := wf.Status.Nodes
 	for id, n := range nodes {
 		if old, ok := w.nodes[id]; typ == nodeSnapshot || !ok || !reflect.DeepEqual(old, n) {
 			ev.Nodes[id] = &n
@@ -146,13 +168,49 @@ func (w *nodeWatch) delta(wf *v1alpha1.Workflow, typ string) *workflow.WorkflowN
 		sort.Strings(ev.RemovedNodes)
 	}
 	w.nodes = nodes
-	head := *wf
-	head.Status.Nodes = nil
+	if w.nodes == nil {
+		w.nodes = v1alpha1.Nodes{}
+	}
+	return ev
+}
+
+// changedSince is changedAll from a store's delta: the nodes written since
+// the version sent (compared, as a write may leave a node as it was) and
+// the IDs of every node now.
+func (w *nodeWatch) changedSince(changed v1alpha1.Nodes, ids []string) *workflow.WorkflowNodeEvent {
+	ev := &workflow.WorkflowNodeEvent{Type: nodeChanged, Nodes: map[string]*v1alpha1.NodeStatus{}}
+	for id, n := range changed {
+		if old, ok := w.nodes[id]; !ok || !reflect.DeepEqual(old, n) {
+			ev.Nodes[id] = &n
+		}
+		w.nodes[id] = n
+	}
+	if len(ids) != len(w.nodes) {
+		present := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			present[id] = true
+		}
+		for id := range w.nodes {
+			if !present[id] {
+				ev.RemovedNodes = append(ev.RemovedNodes, id)
+				delete(w.nodes, id)
+			}
+		}
+		sort.Strings(ev.RemovedNodes)
+	}
+	return ev
+}
+
+// head puts the workflow without its nodes on the event (without its spec
+// unless that changed), and records its version as sent.
+func (w *nodeWatch) head(ev *workflow.WorkflowNodeEvent, wf *v1alpha1.Workflow, typ string) {
+	h := *wf
+	h.Status.Nodes = nil
 	if typ == nodeSnapshot || !reflect.DeepEqual(w.spec, &wf.Spec) {
 		w.spec = &wf.Spec
 	} else {
-		head.Spec = v1alpha1.WorkflowSpec{}
+		h.Spec = v1alpha1.WorkflowSpec{}
 	}
-	ev.Workflow = &head
-	return ev
+	ev.Workflow = &h
+	w.rv = resourceVersion(wf)
 }

@@ -91,10 +91,10 @@ func TestWatchWorkflowNodesREST(t *testing.T) {
 		snap.Result.Workflow.Spec.Entrypoint != "main" || len(snap.Result.Workflow.Status.Nodes) != 0 {
 		t.Fatalf("snapshot: %s with %d nodes", snap.Result.Type, len(snap.Result.Nodes))
 	}
-	changedAt := time.Now()
 	setPhase(t, st, "wide", "wide-42", v1alpha1.NodeRunning)
+	committed := time.Now()
 	ch, chBytes := read()
-	t.Logf("a change of one of %d nodes reached the client %s after the store's write began", n, time.Since(changedAt).Round(time.Millisecond))
+	t.Logf("a change of one of %d nodes reached the client %s after the store's write", n, time.Since(committed).Round(time.Millisecond))
 	if ch.Result.Type != "CHANGED" || len(ch.Result.Nodes) != 1 || ch.Result.Nodes["wide-42"].Phase != v1alpha1.NodeRunning {
 		t.Fatalf("change: %s %v", ch.Result.Type, ch.Result.Nodes)
 	}
