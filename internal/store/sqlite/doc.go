@@ -47,7 +47,8 @@
 //	         and Count) — version 6
 //	specs    object_id PK -> objects, spec (JSON)
 //	nodes    object_id -> objects, node_id (UNIQUE together), rv (the
-//	         workflow's resource_version when the row was last written),
+//	         workflow's resource_version when the row was last written:
+//	         WorkflowNodesSince reads only the rows written after a version),
 //	         body (JSON of one NodeStatus)
 //	archived uid UNIQUE, namespace, name, phase, labels, created_at,
 //	         started_at, finished_at, summary (the workflow without nodes),
