@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,37 @@ func TestWatchWorkflowNodesGRPC(t *testing.T) {
 	ev, err = s.Recv()
 	if err != nil || ev.GetType() != "CHANGED" || len(ev.GetNodes()) != 1 || ev.GetNodes()["two-1"].Phase != v1alpha1.NodeSucceeded {
 		t.Fatalf("change %v, %v", ev, err)
+	}
+}
+
+// An action writes only the nodes it changed: resuming a 10,000-node
+// workflow at its suspend node writes that node's row alone, so the node
+// stream reads and sends one node.
+func TestActionWritesOnlyChangedNodes(t *testing.T) {
+	addr, st := startServerStore(t, Options{})
+	wf := wideWorkflow(t, st, "wide", 10000)
+	o, _ := st.Get(context.Background(), store.KindWorkflow, "argo", "wide")
+	wf = o.(*v1alpha1.Workflow)
+	n := wf.Status.Nodes["wide-3"]
+	n.Type, n.Phase = v1alpha1.NodeTypeSuspend, v1alpha1.NodeRunning
+	wf.Status.Nodes["wide-3"] = n
+	if err := st.Update(context.Background(), wf); err != nil {
+		t.Fatal(err)
+	}
+	o, _ = st.Get(context.Background(), store.KindWorkflow, "argo", "wide")
+	rv := resourceVersion(o)
+	req, _ := http.NewRequest("PUT", "http://"+addr+"/api/v1/workflows/argo/wide/resume", strings.NewReader(`{"name":"wide","namespace":"argo"}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("resume: %v %v", res, err)
+	}
+	res.Body.Close()
+	_, changed, ids, err := st.WorkflowNodesSince(context.Background(), "argo", "wide", rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changed) != 1 || changed["wide-3"].Phase != v1alpha1.NodeSucceeded || len(ids) != 10000 {
+		t.Errorf("the resume wrote %d node rows (want 1, wide-3 Succeeded), %d nodes in all", len(changed), len(ids))
 	}
 }
