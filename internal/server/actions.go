@@ -34,8 +34,10 @@ func (s *workflowServer) change(ctx context.Context, namespace, name string, op 
 		if err != nil {
 			return nil, opError(err)
 		}
-		// wfops returns a changed copy, so orig is still what was read.
-		if su, ok := s.store.(statusUpdater); ok && wf != orig {
+		// wfops returns a changed copy, so orig is still what was read. A
+		// status update leaves the spec as stored: only when the action
+		// did not change it (suspend, stop and terminate do).
+		if su, ok := s.store.(statusUpdater); ok && wf != orig && reflect.DeepEqual(orig.Spec, wf.Spec) {
 			// Only the nodes the action changed are written (and then
 			// streamed): on a 10,000-node workflow a resume is one node.
 			err = su.UpdateWorkflowStatus(ctx, wf, changedNodes(orig.Status.Nodes, wf.Status.Nodes))
