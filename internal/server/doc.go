@@ -14,7 +14,9 @@
 // authentication, then the gateway's authorization middleware (by the RPC
 // each route serves). Handlers that learn a namespace only after a lookup
 // (archived workflows and artifacts named by uid) call auth.Check. Only
-// /healthz, /readyz and /oauth2/ are public.
+// /healthz, /readyz and /oauth2/ are public, and the web UI's pages and
+// files (Options.UI, internal/ui): every GET outside the server's own
+// paths, whose data comes from the API and so asks for a credential.
 //
 // A panic in a handler is recovered at the request's boundary
 // (recover.go): the first gRPC interceptors, and a middleware around the
@@ -33,7 +35,11 @@
 //     each a pure internal/wfops change written under optimistic concurrency;
 //   - submit.go: SubmitWorkflow from a WorkflowTemplate,
 //     ClusterWorkflowTemplate or CronWorkflow;
-//   - watch.go, logs.go: the streaming RPCs; stream.go serves streams over
+//   - watch.go, logs.go: the streaming RPCs; nodewatch.go: braid's
+//     WatchWorkflowNodes (a snapshot, then only the nodes that changed, for
+//     the UI); steplogs.go: a step's raw log with HTTP ranges
+//     (/step-logs/); cronbackfill.go: braid's BackfillCronWorkflow;
+//   - stream.go serves streams over
 //     REST as SSE or NDJSON (ARGO-API §3), calling the services directly;
 //   - crud.go, template.go, clustertemplate.go, cron.go: the other kinds;
 //   - archive.go, event.go: the archive and workflow event bindings;
