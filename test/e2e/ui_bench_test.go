@@ -177,7 +177,10 @@ func (s *uiSession) phaseChangeLatency(node string) (total, afterAPI, inPage flo
 	s.step("select "+node,
 		chromedp.Navigate(s.url("/workflows/default/"+wf+"?node="+id)),
 		waitJS(`!!document.querySelector('.graph[data-state="drawn"]')`),
-		waitText(`.wf-panel`, "Running"))
+		waitText(`.wf-panel`, "Running"),
+		// The page settles first (the snapshot's graph and its layout),
+		// so that what is timed is the change, not the page's first load.
+		chromedp.Sleep(3*time.Second))
 	js := fmt.Sprintf(`new Promise(resolve => {
 	  const p = document.querySelector('.wf-panel'); let answered = 0;
 	  const o = new MutationObserver(() => { if (p.innerText.includes('Succeeded')) { o.disconnect(); const t = performance.now();
