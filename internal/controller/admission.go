@@ -10,7 +10,7 @@ import (
 
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/store"
-	synclock "github.com/braidwf/braid/internal/sync"
+	synclock "github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 

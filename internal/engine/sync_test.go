@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	synclock "github.com/braidwf/braid/internal/sync"
+	synclock "github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
