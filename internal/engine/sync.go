@@ -8,7 +8,7 @@ import (
 
 // Locks is the controller's lock manager as the engine sees it: the
 // semaphores and mutexes of template-level synchronization
-// (internal/sync implements it).
+// (internal/synclock implements it).
 type Locks interface {
 	// TryAcquire takes, for holder, every lock that s names, or none. When
 	// it cannot, the holder keeps its place in the queues, waitingOn is the
