@@ -2,13 +2,12 @@ package controller
 
 import (
 	"context"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/store"
 	synclock "github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -98,6 +97,8 @@ func (a *admission) release(key string) {
 type driverAdmission struct {
 	wake     <-chan struct{}
 	admitted bool
+	// needs are the synchronizations whose locks the engine asked for.
+	needs []*v1alpha1.Synchronization
 }
 
 func workflowKey(wf *v1alpha1.Workflow) string { return wf.Namespace + "/" + wf.Name }
@@ -165,31 +166,33 @@ func (d *driver) postpone(ctx context.Context, msg string) error {
 	return d.persist(ctx, nil)
 }
 
-// syncLocks runs after each reconcile, before the status is persisted: it
-// releases the locks of nodes that completed (or are gone), releases all of
-// a completed workflow's, and keeps status.synchronization in step.
-func (d *driver) syncLocks() {
-	a, key := d.c.adm, workflowKey(d.wf)
-	if d.wf.Status.Phase.Completed() {
-		if d.wf.Status.Synchronization != nil || a.locks.Involved(key) || a.throttle.Enabled() {
-			a.release(key)
-			d.wf.Status.Synchronization = nil
-		}
-		return
+// lockView is the lock state of the next pass: the part of the lock table
+// this workflow holds, waits for or asked for, in a Session that holds the
+// Manager until the pass's decisions are committed (or aborted). A
+// workflow with no lock at all gets an empty table and no Session.
+func (d *driver) lockView() (*synclock.Session, *synclock.Table) {
+	key := workflowKey(d.wf)
+	if len(d.adm.needs) == 0 && !d.c.adm.locks.Involved(key) {
+		return nil, synclock.NewTable()
 	}
-	if d.wf.Status.Synchronization == nil && !a.locks.Involved(key) {
-		return
-	}
-	for _, h := range a.locks.Holders(key) {
-		id, ok := strings.CutPrefix(h, key+"/")
-		if !ok {
-			continue // the workflow's own locks: held until it completes
-		}
-		if n, found := d.wf.Status.Nodes[id]; !found || n.Phase.Fulfilled() {
-			a.locks.Release(h)
+	return d.c.adm.locks.View(key, d.wf.Namespace, d.adm.needs)
+}
+
+// wantLocks remembers the synchronizations a pass asked for: every later
+// view of this workflow holds their locks.
+func (d *driver) wantLocks(needs []*v1alpha1.Synchronization) {
+	for _, s := range needs {
+		if !slices.Contains(d.adm.needs, s) {
+			d.adm.needs = append(d.adm.needs, s)
 		}
 	}
-	d.wf.Status.Synchronization = a.locks.Status(key)
+}
+
+// releaseLocks ends a workflow's hold on every lock and its place in the
+// throttle, outside a pass (a workflow failed by the controller itself).
+func (d *driver) releaseLocks() {
+	d.c.adm.release(workflowKey(d.wf))
+	d.wf.Status.Synchronization = nil
 }
 
 // restoreAdmission rebuilds the locks and the throttle from the stored
@@ -222,5 +225,3 @@ func (m *Manager) restoreAdmission(ctx context.Context) {
 		cont = next
 	}
 }
-
-var _ engine.Locks = (*synclock.Manager)(nil)

@@ -10,9 +10,9 @@ import (
 )
 
 // MemoStore keeps the memoization caches (template memoize); the embedded
-// SQLite store implements it. The engine looks entries up through it
-// during a reconcile; the driver saves outputs and records hits after it
-// has persisted the status (Plan.Memoize).
+// SQLite store implements it. The driver loads the entries a pass asks for
+// (engine.Result.Need) into the next pass's snapshot, and saves outputs
+// and records hits after it has persisted the status (Plan.Memoize).
 type MemoStore interface {
 	// LoadMemo returns the entry under (namespace, cache, key); ok is false
 	// when there is none.
@@ -29,31 +29,26 @@ type MemoPruner interface {
 	PruneMemos(ctx context.Context, before time.Time) (int64, error)
 }
 
-// memoCache is the engine's view of a MemoStore for one reconcile: it
-// binds the context the look-ups run with.
-type memoCache struct {
-	ctx context.Context
-	st  MemoStore
-}
-
-var _ engine.MemoCache = memoCache{}
-
-// Load implements engine.MemoCache.
-func (m memoCache) Load(namespace, cache, key string) (engine.MemoEntry, bool, error) {
-	e, ok, err := m.st.LoadMemo(m.ctx, namespace, cache, key)
-	if err != nil || !ok {
-		return engine.MemoEntry{}, false, err
-	}
-	return engine.MemoEntry{NodeID: e.NodeID, Outputs: e.Outputs, CreatedAt: e.CreatedAt}, true, nil
-}
-
-// memoCache returns the cache for the engine; nil when the controller has
-// none, so that every look-up misses.
-func (d *driver) memoCache(ctx context.Context) engine.MemoCache {
-	if d.c.memos == nil {
+// loadMemos reads the memoization entries a pass asked for
+// (engine.Result.Need), for the next pass's snapshot. A failed read is
+// recorded in the entry: the node that looked it up ends Error with it.
+func (d *driver) loadMemos(ctx context.Context, keys []engine.MemoKey) map[engine.MemoKey]engine.MemoLookup {
+	if len(keys) == 0 || d.c.memos == nil {
 		return nil
 	}
-	return memoCache{ctx: ctx, st: d.c.memos}
+	out := make(map[engine.MemoKey]engine.MemoLookup, len(keys))
+	for _, k := range keys {
+		e, ok, err := d.c.memos.LoadMemo(ctx, d.wf.Namespace, k.Cache, k.Key)
+		switch {
+		case err != nil:
+			out[k] = engine.MemoLookup{Err: err.Error()}
+		case ok:
+			out[k] = engine.MemoLookup{Found: true, Entry: engine.MemoEntry{NodeID: e.NodeID, Outputs: e.Outputs, CreatedAt: e.CreatedAt}}
+		default:
+			out[k] = engine.MemoLookup{}
+		}
+	}
+	return out
 }
 
 // saveMemos carries out the memoization writes of a persisted plan: the

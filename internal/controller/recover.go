@@ -11,6 +11,7 @@ import (
 
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -52,7 +53,7 @@ func (c *Controller) recovered(where, workflow string, v any) *PanicError {
 // decide calls the engine on a snapshot of the workflow. A panic in the
 // pass is recovered here, at its boundary: it comes back as a *PanicError,
 // which ends this workflow (and only this one) Error.
-func (d *driver) decide(ctx context.Context) (res engine.Result, err error) {
+func (d *driver) decide(locks *synclock.Table) (res engine.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = d.c.recovered("reconcile", workflowKey(d.wf), v)
@@ -63,7 +64,7 @@ func (d *driver) decide(ctx context.Context) (res engine.Result, err error) {
 	}
 	return engine.Reconcile(engine.Snapshot{
 		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
-		Relaunch: d.relaunch, Cache: d.memoCache(ctx), Locks: d.c.adm.locks,
+		Relaunch: d.relaunch, Memos: d.memos, NoMemos: d.c.memos == nil, Locks: locks,
 	}, d.c.now())
 }
 
@@ -114,7 +115,7 @@ func (d *driver) failWorkflow(ctx context.Context, msg string) error {
 	} else {
 		st.Conditions = append(st.Conditions, completed)
 	}
-	d.syncLocks()
+	d.releaseLocks()
 	setPhaseLabels(d.wf)
 	if err := d.persist(ctx, changed); err != nil {
 		return fmt.Errorf("persist %s: %w", d.wf.Name, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -74,6 +73,9 @@ type driver struct {
 	// next persist writes the whole workflow instead of its status.
 	specChanged bool
 	adm         driverAdmission // parallelism and locks (admission.go)
+	// memos are the memoization entries the last pass asked for, loaded
+	// for the next pass only.
+	memos map[engine.MemoKey]engine.MemoLookup
 }
 
 func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
@@ -124,23 +126,31 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 	}
 }
 
-// reconcile runs one decide-persist-act cycle.
+// reconcile runs one decide-persist-act cycle: a snapshot (with the lock
+// state and the memoization entries the previous pass asked for), one
+// engine pass, one write, then the pass's decisions: locks, memoization
+// writes, kills and launches.
 func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	before := statusWithoutNodes(&d.wf.Status)
-	meta := startingMeta(d.wf)
-	res, err := d.decide(ctx) // recover.go: a panic there ends this workflow Error
-	d.relaunch = nil
+	sess, view := d.lockView()
+	defer sess.Abort() // a no-op once committed
+	res, err := d.decide(view) // recover.go: a panic there ends this workflow Error
+	d.relaunch, d.memos = nil, nil
 	if pe, ok := errPanicked(err); ok {
+		sess.Abort()
 		return engine.Result{}, d.failPanicked(ctx, pe)
 	}
 	if err != nil {
 		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)
 	}
 	d.wf.Status = res.Status
-	d.syncLocks()
-	// The first pass may put workflowMetadata on the object: a status write
-	// does not carry metadata everywhere (the status subresource).
-	d.specChanged = d.specChanged || meta.changed(d.wf)
+	if m := res.Metadata; m != nil { // workflowMetadata: a status write does not carry it
+		d.wf.Labels, d.wf.Annotations = m.Labels, m.Annotations
+		d.specChanged = true
+	}
+	if d.wf.Status.Phase.Completed() {
+		d.c.adm.throttle.Remove(workflowKey(d.wf))
+	}
 	labelsChanged := setPhaseLabels(d.wf)
 	labelsChanged = setPodNameFormat(d.wf) || labelsChanged
 	if d.specChanged || labelsChanged || len(res.Changed) > 0 || !sameStatus(before, &d.wf.Status) {
@@ -148,6 +158,9 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 			return res, fmt.Errorf("persist %s: %w", d.wf.Name, err)
 		}
 	}
+	sess.Commit(res.Locks)
+	d.wantLocks(res.Need.Locks)
+	d.memos = d.loadMemos(ctx, res.Need.Memos)
 	d.forgetMerged()
 	if d.req.Observe != nil && len(res.Changed) > 0 {
 		d.req.Observe(d.wf, res.Changed)
@@ -377,24 +390,6 @@ func sameStatus(before, after *v1alpha1.WorkflowStatus) bool {
 	a := *after
 	a.Nodes = nil
 	return equality.Semantic.DeepEqual(before, &a)
-}
-
-// objectMeta is the labels and annotations of a workflow before its first
-// pass, when the engine sets those of spec.workflowMetadata.
-type objectMeta struct {
-	starting            bool
-	labels, annotations map[string]string
-}
-
-func startingMeta(wf *v1alpha1.Workflow) objectMeta {
-	if !starting(wf) {
-		return objectMeta{}
-	}
-	return objectMeta{starting: true, labels: maps.Clone(wf.Labels), annotations: maps.Clone(wf.Annotations)}
-}
-
-func (m objectMeta) changed(wf *v1alpha1.Workflow) bool {
-	return m.starting && (!maps.Equal(m.labels, wf.Labels) || !maps.Equal(m.annotations, wf.Annotations))
 }
 
 // starting reports whether the workflow has not had its first pass yet.

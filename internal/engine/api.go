@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/braidwf/braid/internal/expr"
+	"github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -34,14 +35,54 @@ type Snapshot struct {
 	// Launch again, and they go back to Pending. A node that is completed,
 	// or not a leaf, is ignored.
 	Relaunch map[string]bool
-	// Cache answers the memoization look-ups of templates with memoize
-	// (see memoize.go); not to be confused with Memo. Nil: every look-up
-	// misses.
-	Cache MemoCache
-	// Locks holds the semaphores and mutexes of template-level
-	// synchronization (see sync.go). Nil: templates' synchronization is
+	// Memos are the memoization entries this pass may look up (templates
+	// with memoize, memoize.go), loaded by the caller: the entries that the
+	// previous pass asked for in Result.Need. A look-up of a key that is
+	// not here holds its node back and asks for the key in Result.Need.
+	// Nil with NoMemos: every look-up misses.
+	Memos map[MemoKey]MemoLookup
+	// NoMemos says there is no memoization cache: every look-up misses and
+	// nothing is asked for.
+	NoMemos bool
+	// Locks is the state of the template-level synchronization locks that
+	// this workflow holds, waits for or asked for in Result.Need (sync.go),
+	// a copy that Reconcile may change. Reconcile decides on it and returns
+	// its decisions in Result.Locks. Nil: templates' synchronization is
 	// ignored.
-	Locks Locks
+	Locks *synclock.Table
+}
+
+// MemoKey names one memoization entry of the workflow's namespace.
+type MemoKey struct {
+	Cache, Key string
+}
+
+// MemoLookup is what the caller found under a MemoKey.
+type MemoLookup struct {
+	// Found is false when the cache holds no entry under the key.
+	Found bool
+	Entry MemoEntry
+	// Err, when set, is why the look-up failed: the node that looked it up
+	// ends Error with it.
+	Err string
+}
+
+// Need lists what Reconcile found missing from the Snapshot: the caller
+// loads it into the next Snapshot, and Reconcile asks to be called again
+// at once. The nodes that wait for it are not created in this pass.
+type Need struct {
+	Memos []MemoKey
+	Locks []*v1alpha1.Synchronization
+}
+
+// Empty reports whether nothing is needed.
+func (n Need) Empty() bool { return len(n.Memos) == 0 && len(n.Locks) == 0 }
+
+// Metadata is a change of the workflow's own labels and annotations
+// (spec.workflowMetadata, applied when the workflow starts): the full
+// maps to write on the object.
+type Metadata struct {
+	Labels, Annotations map[string]string
 }
 
 // Limits bound what one workflow may make the engine build, so that no
@@ -169,6 +210,16 @@ type Result struct {
 	Changed []string
 	// Plan is what the caller must do, after it has persisted Status.
 	Plan Plan
+	// Locks are the decisions on template-level locks that Status records
+	// (acquisitions, places in queues, releases), for the caller to commit
+	// after it has persisted Status. Status.Synchronization is already
+	// their outcome.
+	Locks []synclock.Decision
+	// Metadata, when set, is the workflow's new labels and annotations, to
+	// be written with Status.
+	Metadata *Metadata
+	// Need is what this pass found missing from the Snapshot.
+	Need Need
 	// RequeueAfter asks for another Reconcile after this long even if no
 	// result arrives (retry backoff, suspend duration, the workflow deadline,
 	// a Pending step's timeout); 0 means no timer. It is 1ms when the pass

@@ -133,7 +133,7 @@ func (d *driver) reconcile() Result {
 	}
 	d.passes++
 	d.pending = map[string]StepResult{}
-	d.wf.Status = res.Status
+	applyResult(d.wf, res)
 	d.last = res
 	checkSums(d.t, d.wf, before, res.Changed)
 	for _, k := range res.Plan.Kill {
@@ -547,4 +547,13 @@ func containerOf(cmd ...string) *corev1.Container {
 func ptrIntOrString(s string) *intstr.IntOrString {
 	v := intstr.FromString(s)
 	return &v
+}
+
+// applyResult takes a pass's status and metadata into wf, as the
+// controller does before it persists.
+func applyResult(wf *v1alpha1.Workflow, res Result) {
+	wf.Status = res.Status
+	if m := res.Metadata; m != nil {
+		wf.Labels, wf.Annotations = m.Labels, m.Annotations
+	}
 }

@@ -24,6 +24,10 @@ var (
 	errWait = errors.New("waiting for a reference")
 	// errNodeLimit: creating the node would pass Limits.MaxNodes.
 	errNodeLimit = errors.New("node limit reached")
+	// errNotLoaded: the snapshot lacks a memoization entry or a lock's
+	// state that creating the node needs; the node is created on the next
+	// pass, after the caller has loaded what Result.Need asks for.
+	errNotLoaded = errors.New("waiting for the caller to load state")
 	// errYield: this pass created Limits.MaxNodesPerPass nodes; the node is
 	// created on the next pass, which Reconcile asks for at once.
 	errYield = errors.New("nodes per pass reached")
@@ -50,7 +54,7 @@ func (e *limitError) Error() string {
 // treats as "not now" rather than as a user error on the node.
 func isSignal(err error) bool {
 	return errors.Is(err, errParallelism) || errors.Is(err, errWait) || errors.Is(err, errNodeLimit) ||
-		errors.Is(err, errYield)
+		errors.Is(err, errYield) || errors.Is(err, errNotLoaded)
 }
 
 // endsWorkflow reports whether err is a bound that ends the whole workflow

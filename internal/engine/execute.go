@@ -48,7 +48,11 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 	if err != nil {
 		return r.errorNode(existing, name, h, tc, opts, err), err
 	}
+	r.lockStateLoaded(in.tmpl) // a missing lock state is asked for with the memo entry, in one pass
 	memo, err := r.memoize(in, existing, opts)
+	if isSignal(err) { // the cache entry is not loaded yet
+		return node, err
+	}
 	if err != nil {
 		return r.errorNode(existing, name, h, tc, opts, err), err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/braidwf/braid/internal/expr"
@@ -13,17 +14,11 @@ import (
 // memoized template creates its node, its key is looked up in the named
 // cache. A hit younger than maxAge creates the node Succeeded at once with
 // the cached outputs; a miss runs the template as usual, and when its node
-// Succeeds the caller saves the node's outputs under the key. Look-ups go
-// through Snapshot.Cache; saves are returned in Plan.Memoize, so the engine
-// stays pure. Steps, DAG and suspend templates are memoized like leaves.
-
-// MemoCache answers memoization look-ups (Snapshot.Cache).
-type MemoCache interface {
-	// Load returns the entry stored under key in the cache named cache of
-	// the namespace; ok is false when there is none. An error marks the
-	// node that looked it up Error.
-	Load(namespace, cache, key string) (entry MemoEntry, ok bool, err error)
-}
+// Succeeds the caller saves the node's outputs under the key. Look-ups read
+// Snapshot.Memos, which the caller loads with the keys the previous pass
+// asked for (Result.Need); saves are returned in Plan.Memoize. So the
+// engine stays pure. Steps, DAG and suspend templates are memoized like
+// leaves.
 
 // MemoEntry is one cached result.
 type MemoEntry struct {
@@ -136,16 +131,27 @@ func (r *run) memoParams(m *v1alpha1.Memoize, v *vars) (memoSpec, error) {
 	return p, nil
 }
 
-// loadMemo looks an entry up; without a cache every look-up misses.
+// loadMemo looks an entry up in the snapshot. Without a cache every
+// look-up misses; a key the snapshot lacks is asked for, and errNotLoaded holds
+// the node back until the next pass brings it.
 func (r *run) loadMemo(cacheName, key string) (MemoEntry, bool, error) {
-	if r.lookups == nil {
+	if r.noMemos {
 		return MemoEntry{}, false, nil
 	}
-	e, ok, err := r.lookups.Load(r.wf.Namespace, cacheName, key)
-	if err != nil {
-		return MemoEntry{}, false, fmt.Errorf("memoization cache %s: load key %s: %w", cacheName, key, err)
+	k := MemoKey{Cache: cacheName, Key: key}
+	l, ok := r.memos[k]
+	if !ok {
+		r.need(func(n *Need) {
+			if !slices.Contains(n.Memos, k) {
+				n.Memos = append(n.Memos, k)
+			}
+		})
+		return MemoEntry{}, false, errNotLoaded
 	}
-	return e, ok, nil
+	if l.Err != "" {
+		return MemoEntry{}, false, fmt.Errorf("memoization cache %s: load key %s: %s", cacheName, key, l.Err)
+	}
+	return l.Entry, l.Found, nil
 }
 
 // memoHitNode creates the node of a cache hit: Succeeded at once, of the

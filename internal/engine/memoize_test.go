@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// fakeCache is a map-backed MemoCache that carries out Plan.Memoize the way
-// the controller does. It exists only in this test: the real cache is the
-// SQLite store (internal/store/sqlite/memo.go).
+// fakeCache is a map-backed memoization cache that loads what a pass asks
+// for (Result.Need) and carries out Plan.Memoize the way the controller
+// does. It exists only in this test: the real cache is the SQLite store
+// (internal/store/sqlite/memo.go).
 type fakeCache struct {
 	entries map[string]MemoEntry // by namespace/cache/key
 	loads   []string             // keys looked up, in order
@@ -20,18 +22,27 @@ type fakeCache struct {
 	saves   []string             // keys saved
 	planned []string             // keys of every save planned, repeats included
 	err     error                // returned by every Load when set
-	locks   Locks                // passed in the Snapshot when set
+	need    []MemoKey            // what the last pass asked for
+	locks   *lockGate            // the lock manager, when set
 }
 
 func newFakeCache() *fakeCache { return &fakeCache{entries: map[string]MemoEntry{}} }
 
-func (c *fakeCache) Load(namespace, cache, key string) (MemoEntry, bool, error) {
-	c.loads = append(c.loads, key)
-	if c.err != nil {
-		return MemoEntry{}, false, c.err
+// memos loads the entries the last pass asked for, as the controller does
+// before the next pass.
+func (c *fakeCache) memos(namespace string) map[MemoKey]MemoLookup {
+	out := make(map[MemoKey]MemoLookup, len(c.need))
+	for _, k := range c.need {
+		c.loads = append(c.loads, k.Key)
+		if c.err != nil {
+			out[k] = MemoLookup{Err: c.err.Error()}
+			continue
+		}
+		e, ok := c.entries[namespace+"/"+k.Cache+"/"+k.Key]
+		out[k] = MemoLookup{Found: ok, Entry: e}
 	}
-	e, ok := c.entries[namespace+"/"+cache+"/"+key]
-	return e, ok, nil
+	c.need = nil
+	return out
 }
 
 func (c *fakeCache) put(cache, key string, created time.Time, params map[string]string) {
@@ -92,17 +103,16 @@ func (c *fakeCache) drive(d *driver) *driver {
 func (c *fakeCache) reconcile(d *driver) Result {
 	d.t.Helper()
 	before := sumsOf(d.wf.Status.Nodes)
-	if c.locks != nil && d.wf.Status.Synchronization == nil {
-		d.wf.Status.Synchronization = &v1alpha1.SynchronizationStatus{} // as the controller keeps it
-	}
-	res, err := Reconcile(Snapshot{Workflow: d.wf, Templates: d.templates, Results: d.pending, Limits: d.limits,
-		Memo: d.memo, Cache: c, Locks: c.locks}, d.now)
+	snap := Snapshot{Workflow: d.wf, Templates: d.templates, Results: d.pending, Limits: d.limits,
+		Memo: d.memo, Memos: c.memos(d.wf.Namespace)}
+	res, err := c.locks.reconcile(snap, d.now)
 	if err != nil {
 		d.t.Fatalf("Reconcile: %v", err)
 	}
+	c.need = res.Need.Memos
 	d.passes++
 	d.pending = map[string]StepResult{}
-	d.wf.Status = res.Status
+	applyResult(d.wf, res)
 	d.last = res
 	checkSums(d.t, d.wf, before, res.Changed)
 	for _, l := range res.Plan.Launch {
@@ -469,15 +479,46 @@ func TestMemoizeErrors(t *testing.T) {
 	}
 }
 
-// gateLocks refuses every lock a number of times, then grants them all.
-type gateLocks struct{ refuse int }
+// lockGate is a real lock manager whose mutex "m" another workflow holds
+// for a number of passes, then gives back.
+type lockGate struct {
+	m      *synclock.Manager
+	needs  []*v1alpha1.Synchronization
+	refuse int // passes left before the other holder releases
+	asked  int // decisions about the workflow's own locks
+}
 
-func (g *gateLocks) TryAcquire(_, _ string, _ *v1alpha1.Synchronization, _ int32, _ time.Time) (bool, string, string) {
-	if g.refuse > 0 {
-		g.refuse--
-		return false, "default/Mutex/m", "Waiting for default/Mutex/m lock. Lock status: 0/1"
+func newLockGate(refuse int) *lockGate {
+	g := &lockGate{m: lockManager(), refuse: refuse}
+	if refuse > 0 {
+		g.m.TryAcquire("default/other", "default", &v1alpha1.Synchronization{Mutexes: []*v1alpha1.Mutex{{Name: "m"}}}, 0, t0)
 	}
-	return true, "", ""
+	return g
+}
+
+// reconcile makes one pass as the controller does: on a view of the
+// manager's table, whose decisions it then commits. A nil gate passes no
+// table.
+func (g *lockGate) reconcile(s Snapshot, now time.Time) (Result, error) {
+	if g == nil {
+		return Reconcile(s, now)
+	}
+	sess, view := g.m.View(s.Workflow.Namespace+"/"+s.Workflow.Name, s.Workflow.Namespace, g.needs)
+	s.Locks = view
+	res, err := Reconcile(s, now)
+	if err != nil {
+		sess.Abort()
+		return res, err
+	}
+	sess.Commit(res.Locks)
+	g.needs = append(g.needs, res.Need.Locks...)
+	g.asked += len(res.Locks)
+	if g.refuse > 0 {
+		if g.refuse--; g.refuse == 0 {
+			g.m.Release("default/other")
+		}
+	}
+	return res, nil
 }
 
 // Memoization comes before locks: a node created waiting for its lock runs
@@ -486,7 +527,7 @@ func (g *gateLocks) TryAcquire(_, _ string, _ *v1alpha1.Synchronization, _ int32
 func TestMemoizeBeforeLocks(t *testing.T) {
 	y := strings.Replace(memoStepsYAML, "    memoize:\n", "    synchronization: {mutexes: [{name: m}]}\n    memoize:\n", 1)
 	c := newFakeCache()
-	gate := &gateLocks{refuse: 2}
+	gate := newLockGate(2)
 	c.locks = gate
 	d := load(t, y)
 	d.respond = fixed(map[string]*outcome{"gen": {params: map[string]string{"hello": "locked"}}})
@@ -497,11 +538,11 @@ func TestMemoizeBeforeLocks(t *testing.T) {
 	eq(t, "loads", c.loads, []string{"gen-world"})
 	eq(t, "saves", c.saves, []string{"gen-world"})
 
-	gate.refuse = 5
+	gate.asked = 0
 	d2 := load(t, y)
 	d2.now = d.now.Add(time.Second)
 	c.drive(d2)
-	eq(t, "second run lock refusals left", gate.refuse, 5)
+	eq(t, "second run's lock decisions", gate.asked, 0)
 	eq(t, "second run launched", d2.launched(), []string{"mz[1].use"})
 	eq(t, "second run use", argsOf(d2.launchOf("mz[1].use")), "echo locked")
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/braidwf/braid/internal/expr"
 )
 
-// applyWorkflowMetadata puts the labels and annotations of the spec's
-// workflowMetadata on the Workflow itself when it starts, as Argo does, so
-// that workflows can be listed by them. Each labelsFrom expression is
+// applyWorkflowMetadata decides the labels and annotations of the spec's
+// workflowMetadata for the Workflow itself when it starts, as Argo does, so
+// that workflows can be listed by them (Result.Metadata; the snapshot's
+// object is not changed). Each labelsFrom expression is
 // evaluated over the global variables (workflow.parameters.*, ...) and
 // must give a string; one that does not ends the workflow Error.
 func (r *run) applyWorkflowMetadata() error {
@@ -18,13 +19,14 @@ func (r *run) applyWorkflowMetadata() error {
 	if md == nil {
 		return nil
 	}
-	wf := r.wf
+	m := &Metadata{Labels: maps.Clone(r.wf.Labels), Annotations: maps.Clone(r.wf.Annotations)}
 	for _, k := range slices.Sorted(maps.Keys(md.Labels)) {
-		setMeta(&wf.Labels, k, md.Labels[k])
+		setMeta(&m.Labels, k, md.Labels[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(md.Annotations)) {
-		setMeta(&wf.Annotations, k, md.Annotations[k])
+		setMeta(&m.Annotations, k, md.Annotations[k])
 	}
+	r.meta = m
 	r.globals = nil
 	for _, k := range slices.Sorted(maps.Keys(md.LabelsFrom)) {
 		text := md.LabelsFrom[k].Expression
@@ -36,9 +38,12 @@ func (r *run) applyWorkflowMetadata() error {
 		if !ok {
 			return fmt.Errorf("failed to evaluate label %q expression %q: it gave %T, but a label must be a string", k, text, v)
 		}
-		setMeta(&wf.Labels, k, s)
+		setMeta(&m.Labels, k, s)
 	}
 	r.globals = nil
+	if maps.Equal(m.Labels, r.wf.Labels) && maps.Equal(m.Annotations, r.wf.Annotations) {
+		r.meta = nil
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -21,15 +22,19 @@ type run struct {
 	resolver TemplateResolver
 	results  map[string]StepResult
 	relaunch map[string]bool
-	lookups  MemoCache // Snapshot.Cache: memoization look-ups
-	locks    Locks     // Snapshot.Locks: template-level synchronization
-	lim      Limits    // with defaults
+	memos    map[MemoKey]MemoLookup // Snapshot.Memos: memoization look-ups
+	noMemos  bool
+	locks    *synclock.Table // Snapshot.Locks: template-level synchronization
+	lim      Limits          // with defaults
 	pattern  string
 
 	changed    map[string]prevNode // what each node changed in this pass was before it
 	changedIDs []string
 	plan       Plan
 	wakeAt     time.Time
+	lockOps    []synclock.Decision // Result.Locks
+	needs      Need                // Result.Need
+	meta       *Metadata           // Result.Metadata
 
 	// Variables that change during the pass (rule 6.3).
 	statusVar string
@@ -121,6 +126,7 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 		r.setPodRunning()
 		r.planMemoSaves()
 	}
+	r.settleLocks()
 	return r.result(), nil
 }
 
@@ -149,7 +155,8 @@ func newRun(s Snapshot, now time.Time) *run {
 		resolver: s.Templates,
 		results:  s.Results,
 		relaunch: withLockWaiters(s),
-		lookups:  s.Cache,
+		memos:    s.Memos,
+		noMemos:  s.NoMemos,
 		locks:    s.Locks,
 		lim:      s.Limits.WithDefaults(),
 		pattern:  s.TransientErrorPattern,
@@ -324,7 +331,7 @@ func argumentsEmpty(a v1alpha1.Arguments) bool {
 
 // result assembles the Result of the pass.
 func (r *run) result() Result {
-	res := Result{Status: r.wf.Status, Changed: r.changedIDs, Plan: r.plan}
+	res := Result{Status: r.wf.Status, Changed: r.changedIDs, Plan: r.plan, Locks: r.lockOps, Need: r.needs, Metadata: r.meta}
 	if !r.wakeAt.IsZero() && !r.wf.Status.Phase.Completed() {
 		d := r.wakeAt.Sub(r.now)
 		if d < time.Millisecond {
@@ -333,6 +340,13 @@ func (r *run) result() Result {
 		res.RequeueAfter = d
 	}
 	return res
+}
+
+// need records something the snapshot lacks and asks for a pass at once,
+// in which the caller has loaded it.
+func (r *run) need(add func(*Need)) {
+	add(&r.needs)
+	r.again()
 }
 
 // stopFor records a bound that ends the workflow Error at the end of the

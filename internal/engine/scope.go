@@ -221,7 +221,11 @@ func (r *run) globalMap() map[string]any {
 		g["workflow.priority"] = strconv.Itoa(int(*r.spec.Priority))
 	}
 	addParameterVars(g, r.spec.Arguments.Parameters)
-	addMetadataVars(g, wf, r.spec.WorkflowMetadata)
+	labels, annotations := wf.Labels, wf.Annotations
+	if r.meta != nil {
+		labels, annotations = r.meta.Labels, r.meta.Annotations
+	}
+	addMetadataVars(g, labels, annotations, r.spec.WorkflowMetadata)
 	if out := wf.Status.Outputs; out != nil {
 		for _, p := range out.Parameters {
 			if p.Value != nil {
@@ -268,13 +272,13 @@ func addParameterVars(g map[string]any, params []v1alpha1.Parameter) {
 	}
 }
 
-func addMetadataVars(g map[string]any, wf *v1alpha1.Workflow, md *v1alpha1.WorkflowMetadata) {
+func addMetadataVars(g map[string]any, wfLabels, wfAnnotations map[string]string, md *v1alpha1.WorkflowMetadata) {
 	labels := map[string]string{}
 	annotations := map[string]string{}
-	for k, v := range wf.Labels {
+	for k, v := range wfLabels {
 		labels[k] = v
 	}
-	for k, v := range wf.Annotations {
+	for k, v := range wfAnnotations {
 		annotations[k] = v
 	}
 	if md != nil {
@@ -285,8 +289,8 @@ func addMetadataVars(g map[string]any, wf *v1alpha1.Workflow, md *v1alpha1.Workf
 			annotations[k] = v
 		}
 	}
-	addMapVars(g, "workflow.labels", labels, wf.Labels == nil && (md == nil || md.Labels == nil))
-	addMapVars(g, "workflow.annotations", annotations, wf.Annotations == nil && (md == nil || md.Annotations == nil))
+	addMapVars(g, "workflow.labels", labels, wfLabels == nil && (md == nil || md.Labels == nil))
+	addMapVars(g, "workflow.annotations", annotations, wfAnnotations == nil && (md == nil || md.Annotations == nil))
 }
 
 func addMapVars(g map[string]any, prefix string, m map[string]string, isNil bool) {

@@ -85,7 +85,7 @@ type groupWalk struct {
 
 func (w *groupWalk) hold(err error) {
 	w.held = true
-	w.yielded = w.yielded || errors.Is(err, errYield)
+	w.yielded = w.yielded || errors.Is(err, errYield) || errors.Is(err, errNotLoaded)
 }
 
 // executeStepGroup runs the steps of one group in parallel (ctl/steps.go

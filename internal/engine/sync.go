@@ -1,22 +1,12 @@
 package engine
 
 import (
-	"time"
+	"slices"
+	"strings"
 
+	"github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
-
-// Locks is the controller's lock manager as the engine sees it: the
-// semaphores and mutexes of template-level synchronization
-// (internal/synclock implements it).
-type Locks interface {
-	// TryAcquire takes, for holder, every lock that s names, or none. When
-	// it cannot, the holder keeps its place in the queues, waitingOn is the
-	// key of the lock in the way and message says why (Argo's "Waiting for
-	// <key> lock. Lock status: <free>/<limit>"). A holder that holds the
-	// locks already gets them again. priority and created order the queue.
-	TryAcquire(holder, namespace string, s *v1alpha1.Synchronization, priority int32, created time.Time) (acquired bool, waitingOn, message string)
-}
 
 // LockHolder is the holder key of a node's template-level locks:
 // "<namespace>/<workflow>/<node ID>" (a workflow's own are
@@ -72,7 +62,16 @@ func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts ex
 		prio = *r.spec.Priority
 	}
 	id := r.id(in.name)
-	ok, waitingOn, msg := r.locks.TryAcquire(LockHolder(r.wf, id), r.wf.Namespace, s, prio, r.wf.CreationTimestamp.Time)
+	if !r.lockStateLoaded(in.tmpl) {
+		return v1alpha1.NodeStatus{}, true, errNotLoaded
+	}
+	holder, created := LockHolder(r.wf, id), r.wf.CreationTimestamp.Time
+	ok, waitingOn, msg := r.locks.TryAcquire(holder, r.wf.Namespace, s, prio, created)
+	op := synclock.OpWait
+	if ok {
+		op = synclock.OpAcquire
+	}
+	r.lockOps = append(r.lockOps, synclock.Decision{Op: op, Holder: holder, Namespace: r.wf.Namespace, Sync: s, Priority: prio, Created: created})
 	if ok {
 		if existing != nil && waitingForLock(*existing) {
 			*existing = r.lockAcquired(*existing)
@@ -97,6 +96,22 @@ func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts ex
 	n.SynchronizationStatus = &v1alpha1.NodeSynchronizationStatus{Waiting: waitingOn}
 	r.put(n)
 	return n, true, nil
+}
+
+// lockStateLoaded reports whether the snapshot's lock table holds every
+// lock of t's synchronization; when it does not, the locks are asked for
+// (Result.Need).
+func (r *run) lockStateLoaded(t *v1alpha1.Template) bool {
+	s := t.Synchronization
+	if s == nil || r.locks == nil || r.locks.Has(r.wf.Namespace, s) {
+		return true
+	}
+	r.need(func(n *Need) {
+		if !slices.Contains(n.Locks, s) {
+			n.Locks = append(n.Locks, s)
+		}
+	})
+	return false
 }
 
 // lockAcquired moves on a node that waited for its locks: the waiting
@@ -126,4 +141,34 @@ func (r *run) lockNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 		return v1alpha1.NodeTypeRetry
 	}
 	return templateNodeType(t)
+}
+
+// settleLocks ends a pass over a lock table: the locks of nodes that
+// completed (or are gone) are released, all of a completed workflow's are,
+// and status.synchronization shows the table's state for the workflow.
+// Without a table the status keeps what it had.
+func (r *run) settleLocks() {
+	if r.locks == nil {
+		return
+	}
+	key := r.wf.Namespace + "/" + r.wf.Name
+	if r.wf.Status.Phase.Completed() {
+		if r.locks.Involved(key) {
+			r.locks.ReleaseWorkflow(key)
+			r.lockOps = append(r.lockOps, synclock.Decision{Op: synclock.OpReleaseWorkflow, Holder: key})
+		}
+		r.wf.Status.Synchronization = nil
+		return
+	}
+	for _, h := range r.locks.Holders(key) {
+		id, ok := strings.CutPrefix(h, key+"/")
+		if !ok {
+			continue // the workflow's own locks: held until it completes
+		}
+		if n, found := r.nodes[id]; !found || n.Phase.Fulfilled() {
+			r.locks.Release(h)
+			r.lockOps = append(r.lockOps, synclock.Decision{Op: synclock.OpRelease, Holder: h})
+		}
+	}
+	r.wf.Status.Synchronization = r.locks.Status(key)
 }

@@ -45,21 +45,20 @@ type lockPass struct {
 func runLocked(t *testing.T, src string, locks *synclock.Manager) (*driver, []lockPass) {
 	t.Helper()
 	d := load(t, src)
-	wfKey := d.wf.Namespace + "/" + d.wf.Name
+	var g *lockGate
+	if locks != nil {
+		g = &lockGate{m: locks}
+	}
 	results := map[string]StepResult{}
 	var passes []lockPass
+	carried := lockPass{waiting: map[string]string{}}
 	for i := 0; i < 50 && !d.wf.Status.Phase.Completed(); i++ {
-		snap := Snapshot{Workflow: d.wf, Results: results, Memo: d.memo}
-		if locks != nil {
-			snap.Locks = locks
-			d.wf.Status.Synchronization = locks.Status(wfKey) // as the controller keeps it
-		}
-		res, err := Reconcile(snap, d.now)
+		res, err := g.reconcile(Snapshot{Workflow: d.wf, Results: results, Memo: d.memo}, d.now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d.wf.Status = res.Status
-		p := lockPass{waiting: map[string]string{}}
+		p := carried
 		results = map[string]StepResult{}
 		for _, l := range res.Plan.Launch {
 			p.launched = append(p.launched, l.NodeName)
@@ -70,14 +69,12 @@ func runLocked(t *testing.T, src string, locks *synclock.Manager) (*driver, []lo
 				p.waiting[n.Name] = n.Message
 			}
 		}
-		passes = append(passes, p)
-		if locks != nil {
-			for _, h := range locks.Holders(wfKey) {
-				if n, ok := d.wf.Status.Nodes[strings.TrimPrefix(h, wfKey+"/")]; !ok || n.Phase.Fulfilled() {
-					locks.Release(h)
-				}
-			}
+		if !res.Need.Empty() { // a pass that loads locks belongs to the next
+			carried = p
+			continue
 		}
+		carried = lockPass{waiting: map[string]string{}}
+		passes = append(passes, p)
 		d.now = d.now.Add(time.Second)
 	}
 	if !d.wf.Status.Phase.Completed() {
@@ -182,14 +179,14 @@ spec:
 // reason; the workflow neither fails nor spins.
 func TestTemplateLockMissingLimit(t *testing.T) {
 	d := load(t, strings.Replace(lockedStepsYAML, "LOCKS", `semaphores: [{configMapKeyRef: {name: my-config, key: nope}}]`, 1))
-	m := lockManager()
-	for i := 0; i < 3; i++ {
-		res, err := Reconcile(Snapshot{Workflow: d.wf, Locks: m}, d.now)
+	g := &lockGate{m: lockManager()}
+	for i := 0; i < 6; i++ {
+		res, err := g.reconcile(Snapshot{Workflow: d.wf}, d.now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d.wf.Status = res.Status
-		if i > 0 && (len(res.Plan.Launch) != 0 || res.RequeueAfter != 0) {
+		if i > 3 && (len(res.Plan.Launch) != 0 || res.RequeueAfter != 0) { // the first passes ask for the locks and launch "other"
 			t.Errorf("pass %d: launched %d, requeue %v", i, len(res.Plan.Launch), res.RequeueAfter)
 		}
 	}
@@ -200,4 +197,38 @@ func TestTemplateLockMissingLimit(t *testing.T) {
 	if d.wf.Status.Phase != v1alpha1.WorkflowRunning {
 		t.Errorf("workflow %s", d.wf.Status.Phase)
 	}
+}
+
+// A DAG task's loop over a locked template waits for the lock's state to
+// be loaded, then takes the lock one item at a time.
+func TestDAGLoopTemplateLock(t *testing.T) {
+	const src = `
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: dagged}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - {name: a, template: work, withItems: [1, 2]}
+      - {name: b, template: work, depends: a}
+  - name: work
+    synchronization:
+      mutexes: [{name: one}]
+    container: {image: busybox, command: [sh, -c, "true"]}
+`
+	d, passes := runLocked(t, src, lockManager())
+	if d.wf.Status.Phase != v1alpha1.WorkflowSucceeded {
+		t.Fatalf("phase %s\n%s", d.wf.Status.Phase, d.dump())
+	}
+	var launched []string
+	for _, p := range passes {
+		if len(p.launched) > 1 {
+			t.Errorf("two launched at once: %q", p.launched)
+		}
+		launched = append(launched, p.launched...)
+	}
+	eq(t, "launched", launched, []string{"dagged.a(0:1)", "dagged.a(1:2)", "dagged.b"})
 }

@@ -1,9 +1,6 @@
 package synclock
 
 import (
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -25,120 +22,58 @@ type Config struct {
 	Notify func(workflowKey string)
 }
 
-// Manager keeps every semaphore and mutex of one controller. It is safe
-// for concurrent use.
+// Manager keeps every semaphore and mutex of one controller: a Table
+// behind a mutex, whose limits it reads through Config. It is safe for
+// concurrent use.
 type Manager struct {
 	cfg Config
 
-	mu    sync.Mutex
-	locks map[string]*lock
-	// byWorkflow lists, per workflow key, each holder of that workflow and
-	// the keys of the locks it holds or waits for.
-	byWorkflow map[string]map[string]map[string]bool
-	seq        uint64
-}
-
-type lock struct {
-	ref     ref
-	holders map[string]bool
-	waiters map[string]waiter
-}
-
-// waiter is a holder in a lock's queue.
-type waiter struct {
-	holder   string
-	priority int32
-	created  time.Time
-	seq      uint64
-}
-
-// before orders waiters as Argo does: higher priority, then the older
-// workflow, then the earlier request.
-func (w waiter) before(o waiter) bool {
-	if w.priority != o.priority {
-		return w.priority > o.priority
-	}
-	if !w.created.Equal(o.created) {
-		return w.created.Before(o.created)
-	}
-	return w.seq < o.seq
+	// txn is held from View to Commit (a Session) and by TryAcquire, so
+	// that what a reconcile decided on its view is still true when it is
+	// committed: nobody takes a lock in between.
+	txn sync.Mutex
+	mu  sync.Mutex
+	t   *Table
 }
 
 // New returns an empty Manager.
 func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, locks: map[string]*lock{}, byWorkflow: map[string]map[string]map[string]bool{}}
+	return &Manager{cfg: cfg, t: NewTable()}
 }
 
-// TryAcquire takes, for holder, every lock that s names, or none. When it
-// cannot, the holder joins the queue of each lock (once: its place is kept
-// between calls) and waitingOn and message name the first lock in the way,
-// with Argo's message ("Waiting for <key> lock. Lock status: <free>/<limit>")
-// or why the limit cannot be read. A holder that already holds the locks
-// gets them again. priority and created are the workflow's spec.priority
-// and creation time.
+// TryAcquire is Table.TryAcquire on the controller's table, with the
+// limits of the locks read now.
 func (m *Manager) TryAcquire(holder, namespace string, s *v1alpha1.Synchronization, priority int32, created time.Time) (acquired bool, waitingOn, message string) {
 	rs, err := refs(namespace, s)
 	if err != nil {
 		return false, "", "invalid synchronization: " + err.Error()
 	}
+	m.txn.Lock()
+	defer m.txn.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	acquired = true
 	for _, r := range rs {
-		l := m.lockFor(r)
-		if l.holders[holder] {
-			continue
-		}
-		if _, queued := l.waiters[holder]; !queued {
-			m.seq++
-			l.waiters[holder] = waiter{holder: holder, priority: priority, created: created, seq: m.seq}
-			m.track(holder, r.key)
-		}
-		if !acquired {
-			continue
-		}
-		limit, err := m.limit(r)
-		switch {
-		case err != nil:
-			acquired, waitingOn, message = false, r.key, err.Error()
-		case !l.canTake(holder, limit):
-			acquired, waitingOn = false, r.key
-			message = fmt.Sprintf("Waiting for %s lock. Lock status: %d/%d", r.key, max(limit-len(l.holders), 0), limit)
-		}
+		m.readLimit(m.t.lockFor(r))
 	}
-	if !acquired {
-		return false, waitingOn, message
-	}
-	for _, r := range rs {
-		l := m.locks[r.key]
-		delete(l.waiters, holder)
-		l.holders[holder] = true
-	}
-	return true, "", ""
+	return m.t.tryAcquire(holder, rs, priority, created)
 }
 
-// canTake reports whether holder's turn has come: a place is free for it
-// once the waiters before it have theirs.
-func (l *lock) canTake(holder string, limit int) bool {
-	free := limit - len(l.holders)
-	if free <= 0 {
-		return false
+// readLimit reads a lock's limit now into the table.
+func (m *Manager) readLimit(l *lock) {
+	l.limit, l.limitErr = 0, ""
+	n, err := m.limit(l.ref)
+	if err != nil {
+		l.limitErr = err.Error()
+		return
 	}
-	me := l.waiters[holder]
-	ahead := 0
-	for _, w := range l.waiters {
-		if w.holder != holder && w.before(me) {
-			ahead++
-		}
-	}
-	return ahead < free
+	l.limit = n
 }
 
 // Release gives back every lock holder holds and takes it out of every
 // queue; the workflows whose turn may have come are notified.
 func (m *Manager) Release(holder string) {
 	m.mu.Lock()
-	wake := m.release(holder)
+	wake := m.t.Release(holder)
 	m.mu.Unlock()
 	m.notify(wake)
 }
@@ -147,52 +82,9 @@ func (m *Manager) Release(holder string) {
 // the workflow's own locks and those of its nodes.
 func (m *Manager) ReleaseWorkflow(workflowKey string) {
 	m.mu.Lock()
-	var wake []string
-	for holder := range m.byWorkflow[workflowKey] {
-		wake = append(wake, m.release(holder)...)
-	}
+	wake := m.t.ReleaseWorkflow(workflowKey)
 	m.mu.Unlock()
 	m.notify(wake)
-}
-
-func (m *Manager) release(holder string) []string {
-	wk := WorkflowKey(holder)
-	var wake []string
-	for key := range m.byWorkflow[wk][holder] {
-		l := m.locks[key]
-		if l == nil {
-			continue
-		}
-		delete(l.holders, holder)
-		delete(l.waiters, holder)
-		wake = append(wake, m.turns(l)...)
-	}
-	if hs := m.byWorkflow[wk]; hs != nil {
-		delete(hs, holder)
-		if len(hs) == 0 {
-			delete(m.byWorkflow, wk)
-		}
-	}
-	return wake
-}
-
-// turns lists the workflows of the waiters that fit in a lock's free places.
-func (m *Manager) turns(l *lock) []string {
-	limit, err := m.limit(l.ref)
-	free := limit - len(l.holders)
-	if err != nil || free <= 0 || len(l.waiters) == 0 {
-		return nil
-	}
-	ws := make([]waiter, 0, len(l.waiters))
-	for _, w := range l.waiters {
-		ws = append(ws, w)
-	}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].before(ws[j]) })
-	out := make([]string, 0, min(free, len(ws)))
-	for _, w := range ws[:min(free, len(ws))] {
-		out = append(out, WorkflowKey(w.holder))
-	}
-	return out
 }
 
 // LimitsChanged wakes the waiters that fit in their lock's free places
@@ -200,8 +92,9 @@ func (m *Manager) turns(l *lock) []string {
 func (m *Manager) LimitsChanged() {
 	m.mu.Lock()
 	var wake []string
-	for _, l := range m.locks {
-		wake = append(wake, m.turns(l)...)
+	for _, l := range m.t.locks {
+		m.readLimit(l)
+		wake = append(wake, l.turns()...)
 	}
 	m.mu.Unlock()
 	m.notify(wake)
@@ -231,10 +124,9 @@ func (m *Manager) Restore(key, holder string, mutex bool) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := m.lockFor(r)
-	delete(l.waiters, holder)
-	l.holders[holder] = true
-	m.track(holder, key)
+	l := m.t.lockFor(r)
+	m.readLimit(l)
+	m.t.take(holder, []ref{r})
 	return nil
 }
 
@@ -243,51 +135,19 @@ func (m *Manager) Restore(key, holder string, mutex bool) error {
 func (m *Manager) Holders(workflowKey string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]string, 0, len(m.byWorkflow[workflowKey]))
-	for h := range m.byWorkflow[workflowKey] {
-		out = append(out, h)
-	}
-	sort.Strings(out)
-	return out
+	return m.t.Holders(workflowKey)
 }
 
 // Involved reports whether a workflow holds or waits for any lock.
 func (m *Manager) Involved(workflowKey string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.byWorkflow[workflowKey]) > 0
+	return m.t.Involved(workflowKey)
 }
 
-func (m *Manager) lockFor(r ref) *lock {
-	l := m.locks[r.key]
-	if l == nil {
-		l = &lock{ref: r, holders: map[string]bool{}, waiters: map[string]waiter{}}
-		m.locks[r.key] = l
-	}
-	return l
-}
-
-func (m *Manager) track(holder, key string) {
-	wk := WorkflowKey(holder)
-	hs := m.byWorkflow[wk]
-	if hs == nil {
-		hs = map[string]map[string]bool{}
-		m.byWorkflow[wk] = hs
-	}
-	if hs[holder] == nil {
-		hs[holder] = map[string]bool{}
-	}
-	hs[holder][key] = true
-}
-
-// WorkflowKey is the workflow part ("namespace/name") of a holder key.
-func WorkflowKey(holder string) string {
-	first := strings.IndexByte(holder, '/')
-	if first < 0 {
-		return holder
-	}
-	if second := strings.IndexByte(holder[first+1:], '/'); second >= 0 {
-		return holder[:first+1+second]
-	}
-	return holder
+// Status is Table.Status on the controller's table.
+func (m *Manager) Status(workflowKey string) *v1alpha1.SynchronizationStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.t.Status(workflowKey)
 }

@@ -10,10 +10,8 @@ import (
 // lock, the workflow's holders holding it, and for each lock it waits for,
 // that lock's current holders. nil when the workflow holds and waits for
 // nothing.
-func (m *Manager) Status(workflowKey string) *v1alpha1.SynchronizationStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	hs := m.byWorkflow[workflowKey]
+func (t *Table) Status(workflowKey string) *v1alpha1.SynchronizationStatus {
+	hs := t.byWorkflow[workflowKey]
 	if len(hs) == 0 {
 		return nil
 	}
@@ -25,7 +23,7 @@ func (m *Manager) Status(workflowKey string) *v1alpha1.SynchronizationStatus {
 	}
 	st := &v1alpha1.SynchronizationStatus{}
 	for _, key := range sortedSet(keys) {
-		l := m.locks[key]
+		l := t.locks[key]
 		if l == nil {
 			continue
 		}
