@@ -63,7 +63,7 @@ func (d *driver) decide(locks *synclock.Table) (res engine.Result, err error) {
 		f(d.wf)
 	}
 	return engine.Reconcile(engine.Snapshot{
-		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Memo: d.memo,
+		Workflow: d.wf, Templates: d.req.Templates, Results: d.results, Limits: d.c.limits, Prepared: d.prepared,
 		Relaunch: d.relaunch, Memos: d.memos, NoMemos: d.c.memos == nil, Locks: locks,
 	}, d.c.now())
 }
@@ -77,7 +77,7 @@ func (d *driver) failPanicked(ctx context.Context, pe *PanicError) error {
 			d.c.log.Warn("reload after a panic", "workflow", workflowKey(d.wf), "err", err)
 		}
 	}
-	d.memo = engine.NewMemo() // what the panicked pass kept is not to be trusted
+	d.prepared = engine.NewPrepared() // what the panicked pass kept is not to be trusted
 	return d.failWorkflow(ctx, "internal error: "+pe.Error())
 }
 

@@ -49,7 +49,7 @@ func (c *Controller) Run(ctx context.Context, req RunRequest) (*v1alpha1.Workflo
 }
 
 func (c *Controller) newDriver(req RunRequest) *driver {
-	d := &driver{c: c, req: req, wf: req.Workflow, results: map[string]engine.StepResult{}, memo: engine.NewMemo(),
+	d := &driver{c: c, req: req, wf: req.Workflow, results: map[string]engine.StepResult{}, prepared: engine.NewPrepared(),
 		events: req.events}
 	if d.events == nil {
 		d.events = c.rt.Events()
@@ -59,13 +59,13 @@ func (c *Controller) newDriver(req RunRequest) *driver {
 
 // driver is the state of one Run.
 type driver struct {
-	c       *Controller
-	req     RunRequest
-	wf      *v1alpha1.Workflow
-	results map[string]engine.StepResult
-	memo    *engine.Memo // what the engine may keep between passes over this workflow
-	events  <-chan runtime.StepEvent
-	timer   *time.Timer
+	c        *Controller
+	req      RunRequest
+	wf       *v1alpha1.Workflow
+	results  map[string]engine.StepResult
+	prepared *engine.Prepared // what the engine may keep between passes over this workflow
+	events   <-chan runtime.StepEvent
+	timer    *time.Timer
 	// relaunch lists the nodes to launch again (see engine.Snapshot.Relaunch)
 	// in the next reconcile only.
 	relaunch map[string]bool
@@ -133,7 +133,7 @@ func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	before := statusWithoutNodes(&d.wf.Status)
 	sess, view := d.lockView()
-	defer sess.Abort() // a no-op once committed
+	defer sess.Abort()         // a no-op once committed
 	res, err := d.decide(view) // recover.go: a panic there ends this workflow Error
 	d.relaunch, d.memos = nil, nil
 	if pe, ok := errPanicked(err); ok {

@@ -26,9 +26,9 @@ type Snapshot struct {
 	// for retryPolicy OnTransientError, on top of a built-in pattern
 	// (connection reset, i/o timeout, pod deleted, ...). Empty adds nothing.
 	TransientErrorPattern string
-	// Memo, when set, keeps what Reconcile derives from the templates between
-	// calls for this workflow (see Memo). Optional; nil is always correct.
-	Memo *Memo
+	// Prepared, when set, keeps what Reconcile derives from the templates between
+	// calls for this workflow (see Prepared). Optional; nil is always correct.
+	Prepared *Prepared
 	// Relaunch lists Pod nodes, by ID, that are Pending or Running in Status
 	// but that the runtime has never started: the caller persisted them and
 	// stopped (a crash) before it could start them. Reconcile plans their

@@ -62,12 +62,12 @@ func drive(tb testing.TB, wf *v1alpha1.Workflow) int {
 	var ids []string
 	calls := 0
 	var results map[string]StepResult
-	memo := NewMemo()
+	memo := NewPrepared()
 	if os.Getenv("BRAID_NOMEMO") != "" {
 		memo = nil
 	}
 	for calls < 1<<22 {
-		res, err := Reconcile(Snapshot{Workflow: wf, Results: results, Memo: memo}, now)
+		res, err := Reconcile(Snapshot{Workflow: wf, Results: results, Prepared: memo}, now)
 		if err != nil {
 			tb.Fatal(err)
 		}

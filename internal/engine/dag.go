@@ -103,7 +103,7 @@ func (d *dagRun) taskNode(task string) (v1alpha1.NodeStatus, bool) {
 }
 
 // taskNodeAt returns the node of task i by its ID, computed once per DAG
-// node name (and kept in a Memo).
+// node name (and kept in a Prepared).
 func (d *dagRun) taskNodeAt(i int) (v1alpha1.NodeStatus, bool) {
 	n, ok := d.r.nodes[d.taskID(i)]
 	return n, ok
@@ -209,7 +209,7 @@ func (d *dagRun) unknownDependency(i, k int) {
 }
 
 func (d *dagRun) taskExists(i int) bool {
-	if d.r.memoized || (d.ids != nil && d.ids[i] != "") {
+	if d.r.prepared || (d.ids != nil && d.ids[i] != "") {
 		_, ok := d.r.nodes[d.taskID(i)] // the ID is kept for the next pass
 		return ok
 	}

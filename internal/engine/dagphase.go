@@ -10,7 +10,7 @@ import (
 )
 
 // dagInfo is what a pass needs to know about a DAG template's shape; it is
-// computed once per template per pass, or kept in a Memo.
+// computed once per template per pass, or kept in a Prepared.
 type dagInfo struct {
 	tasks  []v1alpha1.DAGTask
 	index  map[string]int
@@ -36,7 +36,7 @@ func (info *dagInfo) nodeIDs(r *run, dagName string) []string {
 	return ids
 }
 
-// maxCachedDAGNodes bounds the IDs a Memo keeps per DAG template (a DAG
+// maxCachedDAGNodes bounds the IDs a Prepared keeps per DAG template (a DAG
 // called in a large loop has one set per iteration).
 const maxCachedDAGNodes = 64
 

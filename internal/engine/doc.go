@@ -27,7 +27,7 @@
 //
 // The caller (internal/controller) loads a Snapshot: the Workflow (spec and
 // current status), a TemplateResolver, the step results the runtime
-// reported since the last call (by node ID), Limits and an optional Memo.
+// reported since the last call (by node ID), Limits and an optional Prepared.
 // Reconcile returns:
 //
 //   - Result.Status: the new status. Only the nodes listed in
@@ -146,7 +146,7 @@
 // completes (about 4 ms for a chain of 1,000 steps); SumNodes computes
 // them for a running workflow that is being read.
 //
-// A Memo kept by the caller across passes (one per workflow, passed in every
+// A Prepared kept by the caller across passes (one per workflow, passed in every
 // Snapshot) spares the per-pass analysis of large templates: DAG shapes and
 // task node IDs, result references, templates merged with defaults, loop
 // expansions. It matters: on a 1,000-task DAG chain a pass costs about 8x

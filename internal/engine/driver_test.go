@@ -56,7 +56,7 @@ type driver struct {
 	pending   map[string]StepResult
 	maxPasses int
 	last      Result
-	memo      *Memo
+	prepared  *Prepared
 }
 
 type fakePod struct {
@@ -76,7 +76,7 @@ func load(t testing.TB, yaml string) *driver {
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	d := &driver{t: t, now: t0, running: map[string]*fakePod{}, pending: map[string]StepResult{}, maxPasses: 5000, memo: NewMemo()}
+	d := &driver{t: t, now: t0, running: map[string]*fakePod{}, pending: map[string]StepResult{}, maxPasses: 5000, prepared: NewPrepared()}
 	res := testResolver{}
 	for _, doc := range docs {
 		switch o := doc.Object.(type) {
@@ -127,7 +127,7 @@ func (r testResolver) Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, er
 func (d *driver) reconcile() Result {
 	d.t.Helper()
 	before := sumsOf(d.wf.Status.Nodes)
-	res, err := Reconcile(Snapshot{Workflow: d.wf, Templates: d.templates, Results: d.pending, Limits: d.limits, Memo: d.memo}, d.now)
+	res, err := checkedReconcile(d.t, Snapshot{Workflow: d.wf, Templates: d.templates, Results: d.pending, Limits: d.limits, Prepared: d.prepared}, d.now)
 	if err != nil {
 		d.t.Fatalf("Reconcile: %v", err)
 	}

@@ -26,13 +26,13 @@ spec:
     container: {image: alpine, command: [sh, -c, "echo c"]}
 `)
 			main := d.reconcile().Plan.Launch[0]
-			out, err := Reconcile(Snapshot{Workflow: d.wf, Results: map[string]StepResult{main.NodeID: {Phase: v1alpha1.NodeSucceeded}}}, d.now)
+			out, err := checkedReconcile(t, Snapshot{Workflow: d.wf, Results: map[string]StepResult{main.NodeID: {Phase: v1alpha1.NodeSucceeded}}}, d.now)
 			if err != nil {
 				t.Fatal(err)
 			}
 			d.wf.Status = out.Status
 			first := out.Plan.Launch[0]
-			out, err = Reconcile(Snapshot{Workflow: d.wf, Results: map[string]StepResult{first.NodeID: {Phase: phase, Message: "boom"}}}, d.now)
+			out, err = checkedReconcile(t, Snapshot{Workflow: d.wf, Results: map[string]StepResult{first.NodeID: {Phase: phase, Message: "boom"}}}, d.now)
 			if err != nil {
 				t.Fatal(err)
 			}

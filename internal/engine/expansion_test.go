@@ -106,7 +106,7 @@ func hugeLoop(tb testing.TB, n, done, p int) *driver {
 	tb.Helper()
 	d := load(tb, loopYAML("steps", fmt.Sprintf("withSequence: {count: '%d'}", n), 0))
 	d.limits.MaxNodesPerPass = done
-	res, err := Reconcile(Snapshot{Workflow: d.wf, Limits: d.limits, Memo: d.memo}, d.now)
+	res, err := checkedReconcile(tb, Snapshot{Workflow: d.wf, Limits: d.limits, Prepared: d.prepared}, d.now)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func hugeLoop(tb testing.TB, n, done, p int) *driver {
 	d.wf.Status = res.Status
 	par := intstr.FromInt(p)
 	d.wf.Spec.Templates[0].Parallelism = &par
-	d.memo, d.limits = NewMemo(), Limits{}
+	d.prepared, d.limits = NewPrepared(), Limits{}
 	d.pending = results
 	return d
 }
@@ -127,7 +127,7 @@ func hugeLoop(tb testing.TB, n, done, p int) *driver {
 // two. It must stay far under a second (see doc.go for the figure).
 func BenchmarkHugeLoopPass(b *testing.B) {
 	d := hugeLoop(b, 100000, 50000, 2)
-	res, err := Reconcile(Snapshot{Workflow: d.wf, Results: d.pending, Limits: d.limits, Memo: d.memo}, d.now)
+	res, err := Reconcile(Snapshot{Workflow: d.wf, Results: d.pending, Limits: d.limits, Prepared: d.prepared}, d.now)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func BenchmarkHugeLoopPass(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := Reconcile(Snapshot{Workflow: d.wf, Limits: d.limits, Memo: d.memo}, d.now)
+		res, err := Reconcile(Snapshot{Workflow: d.wf, Limits: d.limits, Prepared: d.prepared}, d.now)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -151,13 +151,13 @@ func BenchmarkHugeLoopPass(b *testing.B) {
 func TestHugeLoopPass(t *testing.T) {
 	d := hugeLoop(t, 100000, 5000, 2)
 	before := len(d.wf.Status.Nodes)
-	res, err := Reconcile(Snapshot{Workflow: d.wf, Results: d.pending, Limits: d.limits, Memo: d.memo}, d.now)
+	res, err := checkedReconcile(t, Snapshot{Workflow: d.wf, Results: d.pending, Limits: d.limits, Prepared: d.prepared}, d.now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eq(t, "launches", len(res.Plan.Launch), 2)
 	eq(t, "new nodes", len(res.Status.Nodes)-before, 2)
-	for _, e := range d.memo.c.loops {
+	for _, e := range d.prepared.c.loops {
 		if len(e.ids) > 5003 {
 			t.Errorf("%d iterations named, want at most the 5,002 reached", len(e.ids))
 		}
@@ -196,7 +196,7 @@ func driveBomb(tb testing.TB, d *driver) (passes int, peak uint64) {
 	results := map[string]StepResult{}
 	var ms runtime.MemStats
 	for passes = 1; passes < 100000; passes++ {
-		res, err := Reconcile(Snapshot{Workflow: d.wf, Results: results, Limits: d.limits, Memo: d.memo}, d.now)
+		res, err := checkedReconcile(tb, Snapshot{Workflow: d.wf, Results: results, Limits: d.limits, Prepared: d.prepared}, d.now)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func FuzzReconcile(f *testing.F) {
 			wf.Name = "fz"
 		}
 		d := &driver{t: t, now: t0, wf: wf, running: map[string]*fakePod{}, pending: map[string]StepResult{},
-			maxPasses: 60, memo: NewMemo(), limits: Limits{MaxDepth: 30, MaxNodes: 500}}
+			maxPasses: 60, prepared: NewPrepared(), limits: Limits{MaxDepth: 30, MaxNodes: 500}}
 		d.idle = func(*driver) bool { return false }
 		d.runQuietly()
 	})

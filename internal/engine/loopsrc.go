@@ -235,7 +235,7 @@ func (s *loopSource) same(withItems []v1alpha1.Item, withParam string, seq *v1al
 
 // loopEntry is the expansion of one loop: its source, and for the
 // iterations reached so far, each one's short name, full node name and node
-// ID. A Memo keeps it across passes while the source does not change.
+// ID. A Prepared keeps it across passes while the source does not change.
 type loopEntry struct {
 	src    loopSource
 	parent string // the parent node's name

@@ -104,8 +104,8 @@ func (c *fakeCache) reconcile(d *driver) Result {
 	d.t.Helper()
 	before := sumsOf(d.wf.Status.Nodes)
 	snap := Snapshot{Workflow: d.wf, Templates: d.templates, Results: d.pending, Limits: d.limits,
-		Memo: d.memo, Memos: c.memos(d.wf.Namespace)}
-	res, err := c.locks.reconcile(snap, d.now)
+		Prepared: d.prepared, Memos: c.memos(d.wf.Namespace)}
+	res, err := c.locks.reconcile(d.t, snap, d.now)
 	if err != nil {
 		d.t.Fatalf("Reconcile: %v", err)
 	}
@@ -499,13 +499,14 @@ func newLockGate(refuse int) *lockGate {
 // reconcile makes one pass as the controller does: on a view of the
 // manager's table, whose decisions it then commits. A nil gate passes no
 // table.
-func (g *lockGate) reconcile(s Snapshot, now time.Time) (Result, error) {
+func (g *lockGate) reconcile(t testing.TB, s Snapshot, now time.Time) (Result, error) {
+	t.Helper()
 	if g == nil {
-		return Reconcile(s, now)
+		return checkedReconcile(t, s, now)
 	}
 	sess, view := g.m.View(s.Workflow.Namespace+"/"+s.Workflow.Name, s.Workflow.Namespace, g.needs)
 	s.Locks = view
-	res, err := Reconcile(s, now)
+	res, err := checkedReconcile(t, s, now)
 	if err != nil {
 		sess.Abort()
 		return res, err

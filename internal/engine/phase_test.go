@@ -263,7 +263,7 @@ func equalJSON(a, b any) bool {
 func TestDeterministic(t *testing.T) {
 	for _, y := range []string{stTreeYAML, dgTreeYAML, loopsSequenceYAML, parameterAggregationYAML} {
 		a, b := load(t, y), load(t, y)
-		b.memo = nil // the same with and without a Memo
+		b.prepared = nil // the same with and without a Prepared
 		a.respond, b.respond = parameterAggregationRuntime, parameterAggregationRuntime
 		for i := 0; i < 40 && !a.wf.Status.Phase.Completed(); i++ {
 			ra, rb := a.reconcile(), b.reconcile()

@@ -48,7 +48,7 @@ type run struct {
 	shutdown     v1alpha1.ShutdownStrategy
 
 	*caches
-	refErrs map[v1alpha1.TemplateRef]error // resolver errors: never kept in a Memo
+	refErrs map[v1alpha1.TemplateRef]error // resolver errors: never kept in a Prepared
 	counters
 
 	stop    *limitError // a bound that ends the workflow Error (maxNodes, maxDepth)
@@ -57,14 +57,14 @@ type run struct {
 
 	sawActive  bool // a leaf node still running was seen this pass
 	sawRunning bool // a Pod node Running was seen this pass (PodRunning)
-	memoized   bool // caches outlive the pass (Snapshot.Memo)
+	prepared   bool // caches outlive the pass (Snapshot.Prepared)
 	transient  *regexp.Regexp
 	keyBuf     []byte                         // scratch for node IDs (byName)
 	childSets  map[string]map[string]struct{} // children of big nodes (addChild)
 }
 
 // caches memoise pure functions of the spec: within one pass, or across
-// passes when the caller keeps a Memo.
+// passes when the caller keeps a Prepared.
 type caches struct {
 	local      map[string]*v1alpha1.Template
 	refTmpls   map[v1alpha1.TemplateRef]*v1alpha1.Template
@@ -74,26 +74,26 @@ type caches struct {
 	loops      map[string]*loopEntry
 }
 
-// Memo keeps, between Reconcile calls for one workflow, what Reconcile
+// Prepared keeps, between Reconcile calls for one workflow, what Reconcile
 // derives from its templates: templates by name, templateRef look-ups,
 // templates merged with templateDefaults, the shape of each DAG (targets,
 // dependencies, parsed depends) and which steps' results are referenced.
 // With it, a pass over a workflow of thousands of steps or tasks does not
 // rebuild these on every call.
 //
-// A Memo is optional: Reconcile gives the same result without one. Keep one
+// A Prepared is optional: Reconcile gives the same result without one. Keep one
 // per workflow and pass it in every Snapshot of that workflow; it resets
 // itself when the Snapshot carries a different *Workflow spec. Drop it when
 // the spec's templates are edited in place. A templateRef resolved through
-// a Memo stays pinned for the Memo's life, as Argo pins templates in
-// status.storedTemplates. A Memo is not safe for concurrent use.
-type Memo struct {
+// a Prepared stays pinned for the Prepared's life, as Argo pins templates in
+// status.storedTemplates. A Prepared is not safe for concurrent use.
+type Prepared struct {
 	spec *v1alpha1.WorkflowSpec
 	c    caches
 }
 
-// NewMemo returns an empty Memo.
-func NewMemo() *Memo { return &Memo{} }
+// NewPrepared returns an empty Prepared.
+func NewPrepared() *Prepared { return &Prepared{} }
 
 // Reconcile decides the next state of one workflow. It reads the snapshot,
 // merges the reported step results, walks the template tree from the
@@ -163,12 +163,12 @@ func newRun(s Snapshot, now time.Time) *run {
 		changed:  map[string]prevNode{},
 	}
 	r.caches = &caches{}
-	if m := s.Memo; m != nil {
+	if m := s.Prepared; m != nil {
 		if m.spec != r.spec {
 			m.spec, m.c = r.spec, caches{}
 		}
 		r.caches = &m.c
-		r.memoized = true
+		r.prepared = true
 	}
 	r.activePods = -1
 	return r

@@ -45,7 +45,7 @@ spec:
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			wf := d.wf.DeepCopy()
-			out, err := Reconcile(Snapshot{Workflow: wf, Relaunch: tc.relaunch, Results: tc.results}, d.now)
+			out, err := checkedReconcile(t, Snapshot{Workflow: wf, Relaunch: tc.relaunch, Results: tc.results}, d.now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ spec:
 	if len(first) != 1 || !first[0].IncludeResult {
 		t.Fatalf("first launch %+v", first)
 	}
-	out, err := Reconcile(Snapshot{Workflow: d.wf.DeepCopy(), Relaunch: map[string]bool{first[0].NodeID: true}}, d.now)
+	out, err := checkedReconcile(t, Snapshot{Workflow: d.wf.DeepCopy(), Relaunch: map[string]bool{first[0].NodeID: true}}, d.now)
 	if err != nil {
 		t.Fatal(err)
 	}

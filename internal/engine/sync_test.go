@@ -53,7 +53,7 @@ func runLocked(t *testing.T, src string, locks *synclock.Manager) (*driver, []lo
 	var passes []lockPass
 	carried := lockPass{waiting: map[string]string{}}
 	for i := 0; i < 50 && !d.wf.Status.Phase.Completed(); i++ {
-		res, err := g.reconcile(Snapshot{Workflow: d.wf, Results: results, Memo: d.memo}, d.now)
+		res, err := g.reconcile(t, Snapshot{Workflow: d.wf, Results: results, Prepared: d.prepared}, d.now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +181,7 @@ func TestTemplateLockMissingLimit(t *testing.T) {
 	d := load(t, strings.Replace(lockedStepsYAML, "LOCKS", `semaphores: [{configMapKeyRef: {name: my-config, key: nope}}]`, 1))
 	g := &lockGate{m: lockManager()}
 	for i := 0; i < 6; i++ {
-		res, err := g.reconcile(Snapshot{Workflow: d.wf}, d.now)
+		res, err := g.reconcile(t, Snapshot{Workflow: d.wf}, d.now)
 		if err != nil {
 			t.Fatal(err)
 		}
