@@ -15,7 +15,7 @@ EXAMPLE ?= examples/hello-world.yaml
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 6
 
-.PHONY: all build test unit lint vet fmt-check run conformance bench fuzz generate verify-generated clean \
+.PHONY: all build test unit lint lint-arch vet fmt-check run conformance bench fuzz generate verify-generated clean \
 	minio-up minio-down kube-up kube-down kube-images bench-kube compat ui verify-ui bench-ui
 
 all: build
@@ -25,13 +25,13 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(dir $(BIN))braid-nsinit ./internal/runtime/local/nsinit
 
 ## test: every test (test/compat drives the server with Argo's own Go client, in a module of its own), after starting what the tests need (hack/test-deps.sh; hack/kube/test.sh brings up a one-node Kubernetes and PostgreSQL for the Kubernetes backend's tests and stops them).
-test: vet fmt-check verify-generated verify-ui
+test: vet fmt-check lint-arch verify-generated verify-ui
 	./hack/test-deps.sh
-	BRAID_REQUIRE_MINIO=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_CONFORMANCE=1 $(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	$(MAKE) --no-print-directory build
 	./hack/cli-smoke.sh $(BIN)
-	cd test/compat && BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 15m ./...
-	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_SSO=1 BRAID_REQUIRE_UI=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
+	cd test/compat && BRAID_REQUIRE_CONFORMANCE=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 15m ./...
+	BRAID_REQUIRE_MINIO=1 BRAID_REQUIRE_CONFORMANCE=1 BRAID_REQUIRE_SSO=1 BRAID_REQUIRE_UI=1 BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 40m ./test/e2e/
 	./hack/manifests.sh --check
 	./hack/kube/test.sh $(BIN)
 
@@ -76,7 +76,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-lint: vet fmt-check verify-generated
+## lint-arch: the architecture rules (hack/lintarch): which package may import which, files of at most 800 lines and functions of at most 80 (tests and generated code aside).
+lint-arch:
+	$(GO) run ./hack/lintarch
+
+lint: vet fmt-check lint-arch verify-generated
 
 ## run: braid on an example.
 run: build

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/artifact/file"
 	"github.com/braidwf/braid/internal/artifact/raw"
@@ -36,10 +38,15 @@ func TestCollect(t *testing.T) {
 		{Name: "c", ArtifactLocation: loc("wf/c.tgz"), ArtifactGC: &v1alpha1.ArtifactGC{Strategy: v1alpha1.ArtifactGCOnWorkflowDeletion}},
 		{Name: "r", ArtifactLocation: v1alpha1.ArtifactLocation{Raw: &v1alpha1.RawArtifact{Data: "x"}}},
 	}}}}
-	changed, err := artifact.Collect(context.Background(), wf, d, v1alpha1.ArtifactGCOnWorkflowCompletion)
-	if err != nil || len(changed) != 1 {
-		t.Fatalf("changed %v, err %v", changed, err)
+	before := wf.DeepCopy()
+	got, err := artifact.Collect(context.Background(), wf, d, v1alpha1.ArtifactGCOnWorkflowCompletion)
+	if err != nil || len(got.Nodes) != 1 {
+		t.Fatalf("changed %v, err %v", got.Nodes, err)
 	}
+	if !equality.Semantic.DeepEqual(before, wf) {
+		t.Fatal("Collect changed the workflow it was given: it returns values")
+	}
+	got.Apply(&wf.Status)
 	arts := wf.Status.Nodes["n"].Outputs.Artifacts
 	want := map[string]bool{"a": true, "b": false, "c": false, "r": false}
 	for _, a := range arts {
@@ -56,9 +63,11 @@ func TestCollect(t *testing.T) {
 	if !wf.Status.ArtifactGCStatus.StrategiesProcessed[v1alpha1.ArtifactGCOnWorkflowCompletion] {
 		t.Error("strategy not recorded")
 	}
-	if _, err := artifact.Collect(context.Background(), wf, d, v1alpha1.ArtifactGCOnWorkflowDeletion); err != nil {
+	got, err = artifact.Collect(context.Background(), wf, d, v1alpha1.ArtifactGCOnWorkflowDeletion)
+	if err != nil {
 		t.Fatal(err)
 	}
+	got.Apply(&wf.Status)
 	if !wf.Status.Nodes["n"].Outputs.Artifacts[2].Deleted {
 		t.Error("c not deleted on deletion")
 	}

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+	"github.com/braidwf/braid/pkg/nodeselector"
 )
 
 // The one-shot actions on workflows: suspend, resume, stop, terminate and
@@ -165,7 +165,7 @@ func nodeFieldSelector(s string) (string, error) {
 	if s == "" {
 		return "", nil
 	}
-	sel, err := fields.ParseSelector(s)
+	sel, err := nodeselector.Parse(s)
 	if err != nil {
 		return "", fmt.Errorf("--node-field-selector: %w", err)
 	}

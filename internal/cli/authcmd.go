@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/braidwf/braid/internal/app"
 	"github.com/braidwf/braid/internal/server/auth"
 )
 
@@ -32,7 +33,7 @@ func (g *globalFlags) openTokens() (*auth.Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := makeDataDir(cfg.DataDir, warnLogger()); err != nil {
+	if err := app.MakeDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
 	return auth.OpenTokens(cfg.DataDir, nil)

@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/braidwf/braid/internal/app"
 )
 
 func TestBackendFlagsValidate(t *testing.T) {
@@ -15,7 +17,7 @@ func TestBackendFlagsValidate(t *testing.T) {
 		{name: "embedded", flags: backendFlags{backend: backendEmbedded}},
 		{name: "kube, every namespace", flags: backendFlags{backend: backendKube}},
 		{name: "namespaced with a managed namespace", flags: backendFlags{backend: backendKube, namespaced: true, managedNS: "team-a"}, ns: "team-a"},
-		{name: "namespaced defaults to where braid runs", flags: backendFlags{backend: backendKube, namespaced: true}, ns: installNamespace()},
+		{name: "namespaced defaults to where braid runs", flags: backendFlags{backend: backendKube, namespaced: true}, ns: app.InstallNamespace()},
 		{name: "managed namespace without --namespaced", flags: backendFlags{backend: backendKube, managedNS: "team-a"},
 			err: "--managed-namespace needs --namespaced"},
 		{name: "namespaced on the embedded backend", flags: backendFlags{backend: backendEmbedded, namespaced: true},

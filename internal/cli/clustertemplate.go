@@ -11,20 +11,21 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// `braid cluster-template`: the template verbs (template.go) over
+// `braid cluster-template`: the shared verbs (kindcmd.go) over
 // ClusterWorkflowTemplateService. The kind has no namespace.
 
 func newClusterTemplateCommand(s streams, g *globalFlags) *cobra.Command {
-	return newTmplCommand(s, g, clusterTemplateKind())
+	return newKindCommand(s, g, clusterTemplateKind())
 }
 
-func clusterTemplateKind() *tmplKind {
+func clusterTemplateKind() *objKind {
 	api := func(sess *session) clusterworkflowtemplate.ClusterWorkflowTemplateServiceClient {
 		return sess.ClusterWorkflowTemplate
 	}
-	return &tmplKind{
+	return &objKind{
 		use: "cluster-template", short: "manipulate cluster workflow templates", aliases: []string{"cwftmpl", "cwft"},
 		kind: "ClusterWorkflowTemplate", lintKind: "clusterworkflowtemplates", cluster: true,
+		help: templateHelp("ClusterWorkflowTemplate"), print: templatePrinter(true), table: writeTmplTable,
 		load: loadAs[*v1alpha1.ClusterWorkflowTemplate]("ClusterWorkflowTemplate"),
 		create: func(ctx context.Context, sess *session, obj spec.Object) (spec.Object, error) {
 			t, err := typed[*v1alpha1.ClusterWorkflowTemplate](obj)
@@ -34,7 +35,7 @@ func clusterTemplateKind() *tmplKind {
 			return answer(api(sess).CreateClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateCreateRequest{
 				Template: t, CreateOptions: &metav1.CreateOptions{}}))
 		},
-		get: func(ctx context.Context, sess *session, name string) (spec.Object, error) {
+		get: func(ctx context.Context, sess *session, _, name string) (spec.Object, error) {
 			return answer(api(sess).GetClusterWorkflowTemplate(ctx, &clusterworkflowtemplate.ClusterWorkflowTemplateGetRequest{Name: name}))
 		},
 		update: func(ctx context.Context, sess *session, name string, obj spec.Object) (spec.Object, error) {

@@ -3,57 +3,32 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/braidwf/braid/internal/controller"
-	cronsched "github.com/braidwf/braid/internal/controller/cron"
+	"github.com/braidwf/braid/internal/app"
 )
 
-// Leader election timing: a replica that dies (without releasing the
-// Lease) is replaced after leaseDuration at most.
-const (
-	leaseDuration = 15 * time.Second
-	renewDeadline = 10 * time.Second
-	retryPeriod   = 2 * time.Second
-	// inClusterNamespace holds the namespace of a pod's ServiceAccount.
-	inClusterNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-)
-
-// electionFlags configure leader election among the replicas that drive
-// workflows (braid controller, braid server --run-controller).
-type electionFlags struct {
-	enabled   bool
-	namespace string
-	name      string
-	identity  string
-}
-
-func (e *electionFlags) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&e.enabled, "leader-elect", true,
+// registerElection registers the leader election flags of the replicas
+// that drive workflows (braid controller, braid server --run-controller).
+func registerElection(fl *pflag.FlagSet, e *app.Election) {
+	fl.BoolVar(&e.Enabled, "leader-elect", true,
 		"take a Lease before driving workflows, so that only one replica drives them")
-	fl.StringVar(&e.namespace, "leader-election-namespace", "",
+	fl.StringVar(&e.Namespace, "leader-election-namespace", "",
 		"namespace of the Lease (default the pod's namespace in a cluster, else default)")
-	fl.StringVar(&e.name, "leader-election-name", "braid-controller", "name of the Lease")
-	fl.StringVar(&e.identity, "leader-election-identity", "",
+	fl.StringVar(&e.Name, "leader-election-name", "braid-controller", "name of the Lease")
+	fl.StringVar(&e.Identity, "leader-election-identity", "",
 		"this replica's identity in the Lease; keep it stable across restarts (default the host name, which is the pod's name)")
 }
 
 type controllerFlags struct {
 	backend    backendFlags
-	election   electionFlags
+	election   app.Election
 	dataDir    string
 	configFile string
 }
@@ -85,7 +60,7 @@ parallelism and retention, as for 'braid server'.`,
 	}
 	fl := cmd.Flags()
 	f.backend.register(fl)
-	f.election.register(fl)
+	registerElection(fl, &f.election)
 	fl.StringVar(&f.dataDir, "data-dir", "", "where the default config file is looked for (default $BRAID_HOME or ~/.braid)")
 	fl.StringVar(&f.configFile, "config", "", "config file (default <data dir>/config.yaml)")
 	return cmd
@@ -101,103 +76,9 @@ func runController(ctx context.Context, s streams, f controllerFlags) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(s.err, nil))
-	k, err := openKube(ctx, kubeOpen{flags: f.backend, dataDir: f.dataDir, configFile: f.configFile,
-		getenv: os.Getenv, log: log, withController: true})
+	k, err := app.OpenKube(ctx, f.backend.kubeConfig(f.dataDir, f.configFile, log, true))
 	if err != nil {
 		return err
 	}
-	err = driveElected(ctx, k, f.election, log)
-	return errors.Join(err, k.Close())
-}
-
-// driveElected drives workflows while this replica holds the Lease (or
-// always, without election) until ctx ends. Losing the Lease is an error:
-// the process should exit and start over.
-func driveElected(ctx context.Context, k *kubeBackend, e electionFlags, log *slog.Logger) error {
-	mgr, err := k.newManager()
-	if err != nil {
-		return err
-	}
-	if !e.enabled {
-		return drive(ctx, mgr, k.store, log)
-	}
-	lock, err := e.lock(k.client)
-	if err != nil {
-		return err
-	}
-	// The Manager runs here, not in the callback: Run may return (ctx
-	// done) before its callback goroutine starts, and then nothing drives.
-	leading := make(chan context.Context, 1)
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: leaseDuration, RenewDeadline: renewDeadline, RetryPeriod: retryPeriod,
-		ReleaseOnCancel: true, Name: e.name,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(lctx context.Context) { leading <- lctx },
-			OnStoppedLeading: func() { log.Info("not leading", "lease", lock.Describe()) },
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("leader election: %w", err)
-	}
-	log.Info("waiting for the Lease", "lease", lock.Describe(), "identity", lock.Identity())
-	done := make(chan struct{})
-	go func() { le.Run(ctx); close(done) }()
-	select {
-	case <-done:
-		return nil // ctx ended before this replica led
-	case lctx := <-leading:
-		log.Info("leading: driving workflows", "lease", lock.Describe(), "identity", lock.Identity())
-		err = drive(lctx, mgr, k.store, log)
-		<-done
-	}
-	if ctx.Err() == nil {
-		return errors.Join(fmt.Errorf("lost the Lease %s: stopping", lock.Describe()), err)
-	}
-	return err
-}
-
-// lock is the Lease the replicas compete for.
-func (e electionFlags) lock(client kubernetes.Interface) (*resourcelock.LeaseLock, error) {
-	ns := e.namespace
-	if ns == "" {
-		ns = installNamespace()
-	}
-	id := e.identity
-	if id == "" {
-		host, err := os.Hostname()
-		if err != nil {
-			return nil, fmt.Errorf("leader election identity: %w (set --leader-election-identity)", err)
-		}
-		id = host
-	}
-	return &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: ns, Name: e.name},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}, nil
-}
-
-// installNamespace is the namespace braid runs in: the pod's, in a
-// cluster; else default.
-func installNamespace() string {
-	if data, err := os.ReadFile(inClusterNamespace); err == nil && strings.TrimSpace(string(data)) != "" {
-		return strings.TrimSpace(string(data))
-	}
-	return "default"
-}
-
-// drive runs the Manager (every workflow that is not completed) and the
-// CronWorkflow scheduler until ctx ends.
-func drive(ctx context.Context, mgr *controller.Manager, st cronsched.Store, log *slog.Logger) error {
-	sched, err := cronsched.New(cronsched.Options{Store: st, Logger: log.With("component", "cron")})
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cdone := make(chan error, 1)
-	go func() { cdone <- sched.Run(ctx) }()
-	err = mgr.Run(ctx)
-	cancel()
-	return errors.Join(err, <-cdone)
+	return errors.Join(k.Drive(ctx, f.election), k.Close())
 }

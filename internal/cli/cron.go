@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,66 +18,99 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// `braid cron`: create, get, list, delete, suspend, resume, lint and
-// update of CronWorkflows over CronWorkflowService, printed as argo cron
-// prints them.
+// `braid cron`: the shared verbs (kindcmd.go: create, get, list, delete,
+// lint, update) and suspend, resume and backfill, over
+// CronWorkflowService, printed as argo cron prints them.
 
 func newCronCommand(s streams, g *globalFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "cron", Short: "manage cron workflows", Aliases: []string{"cronwf", "cwf"}}
-	cmd.AddCommand(newCronCreateCommand(s, g), newCronGetCommand(s, g), newCronListCommand(s, g),
-		newCronDeleteCommand(s, g), newCronSuspendCommand(s, g, true), newCronSuspendCommand(s, g, false),
-		kindLintCommand(s, g, "CronWorkflow", "cronworkflows"), newCronUpdateCommand(s, g),
-		newCronBackfillCommand(s, g))
-	return cmd
+	return newKindCommand(s, g, cronKind(),
+		newCronSuspendCommand(s, g, true), newCronSuspendCommand(s, g, false), newCronBackfillCommand(s, g))
 }
 
+// cronKind is CronWorkflow over CronWorkflowService.
+func cronKind() *objKind {
+	return &objKind{
+		use: "cron", short: "manage cron workflows", aliases: []string{"cronwf", "cwf"},
+		kind: "CronWorkflow", lintKind: "cronworkflows", help: cronHelp(),
+		print: printCron, table: cronTable, editFlags: cronEditFlags,
+		load: loadAs[*v1alpha1.CronWorkflow]("CronWorkflow"),
+		create: func(ctx context.Context, sess *session, obj spec.Object) (spec.Object, error) {
+			cw, err := typed[*v1alpha1.CronWorkflow](obj)
+			if err != nil {
+				return nil, err
+			}
+			return answer(sess.CronWorkflow.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{
+				Namespace: objectNamespace(obj, sess.namespace), CronWorkflow: cw, CreateOptions: &metav1.CreateOptions{}}))
+		},
+		get: func(ctx context.Context, sess *session, ns, name string) (spec.Object, error) {
+			return answer(sess.CronWorkflow.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: name, Namespace: ns}))
+		},
+		update: func(ctx context.Context, sess *session, name string, obj spec.Object) (spec.Object, error) {
+			cw, err := typed[*v1alpha1.CronWorkflow](obj)
+			if err != nil {
+				return nil, err
+			}
+			return answer(sess.CronWorkflow.UpdateCronWorkflow(ctx, &cronworkflow.UpdateCronWorkflowRequest{
+				Name: name, Namespace: objectNamespace(obj, sess.namespace), CronWorkflow: cw}))
+		},
+		remove: func(ctx context.Context, sess *session, name string) error {
+			_, err := sess.CronWorkflow.DeleteCronWorkflow(ctx, &cronworkflow.DeleteCronWorkflowRequest{Name: name, Namespace: sess.namespace})
+			return err
+		},
+		list: func(ctx context.Context, sess *session, ns, selector string) ([]spec.Object, error) {
+			res, err := sess.CronWorkflow.ListCronWorkflows(ctx, &cronworkflow.ListCronWorkflowsRequest{
+				Namespace: ns, ListOptions: &metav1.ListOptions{LabelSelector: selector}})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]spec.Object, len(res.Items))
+			for i := range res.Items {
+				out[i] = &res.Items[i]
+			}
+			return out, nil
+		},
+	}
+}
+
+// cronHelp is what the cron commands say, as argo cron does.
+func cronHelp() kindHelp {
+	return kindHelp{
+		one: "a cron workflow", many: "cron workflows", plural: "cron workflows",
+		getUse: "get CRON_WORKFLOW...", deleteUse: "delete [CRON_WORKFLOW... | --all]",
+		createExample: `  braid cron create cron.yaml
+  braid cron create cron.yaml --schedule "*/5 * * * *" -p message=hi`,
+		updateExample: `  braid cron update cron.yaml
+  braid cron update cron.yaml -p message=hello --entrypoint other`,
+		createOutput: "accepted for argo compatibility: create always prints the details",
+		quietDelete:  true,
+	}
+}
+
+// cronCreateFlags are the flags of cron create and update that change the
+// cron workflows of the files.
 type cronCreateFlags struct {
-	output, schedule, parameterFile    string
+	schedule, parameterFile            string
 	name, generateName, entrypoint     string
 	labels, serviceAccount, instanceID string
 	parameters                         []string
-	strict                             bool
 }
 
-func newCronCreateCommand(s streams, g *globalFlags) *cobra.Command {
-	var f cronCreateFlags
-	cmd := &cobra.Command{
-		Use:   "create FILE1 FILE2...",
-		Short: "create a cron workflow",
-		Example: `  braid cron create cron.yaml
-  braid cron create cron.yaml --schedule "*/5 * * * *" -p message=hi`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cws, err := loadKind[*v1alpha1.CronWorkflow](s, args, f.strict, "CronWorkflow")
-			if err != nil {
-				return err
-			}
-			for _, cw := range cws {
-				if err := f.apply(cw); err != nil {
-					return err
-				}
-			}
-			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				for _, cw := range cws {
-					res, err := sess.CronWorkflow.CreateCronWorkflow(ctx, &cronworkflow.CreateCronWorkflowRequest{
-						Namespace: objectNamespace(cw, sess.namespace), CronWorkflow: cw, CreateOptions: &metav1.CreateOptions{}})
-					if err != nil {
-						return fmt.Errorf("failed to create cron workflow: %w", err)
-					}
-					if err := printCron(s, res, ""); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
+// cronEditFlags registers the cron flags of verb ("create" adds
+// --schedule and --instanceid) and returns their edit.
+func cronEditFlags(verb string, fs *pflag.FlagSet) func(spec.Object) error {
+	f := &cronCreateFlags{}
+	if verb == "create" {
+		fs.StringVar(&f.schedule, "schedule", "", "override the cron workflow's schedule")
+		fs.StringVar(&f.instanceID, "instanceid", "", "accepted for argo compatibility; braid has one controller")
 	}
-	fs := cmd.Flags()
-	fs.StringVarP(&f.output, "output", "o", "", "accepted for argo compatibility: create always prints the details")
-	fs.StringVar(&f.schedule, "schedule", "", "override the cron workflow's schedule")
-	fs.StringVar(&f.instanceID, "instanceid", "", "accepted for argo compatibility; braid has one controller")
 	f.register(fs)
-	return cmd
+	return func(obj spec.Object) error {
+		cw, err := typed[*v1alpha1.CronWorkflow](obj)
+		if err != nil {
+			return err
+		}
+		return f.apply(cw)
+	}
 }
 
 // register adds the flags that change the cron workflows of the files,
@@ -91,7 +123,6 @@ func (f *cronCreateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.parameterFile, "parameter-file", "f", "", "a YAML or JSON file of input parameters")
 	fs.StringVarP(&f.labels, "labels", "l", "", "comma separated labels for the submitted workflows: key1=val1,key2=val2")
 	fs.StringVar(&f.serviceAccount, "serviceaccount", "", "run all pods of the workflows with this service account")
-	fs.BoolVar(&f.strict, "strict", true, "perform strict validation")
 }
 
 // apply changes cw as the create flags say: the schedule, then the submit
@@ -137,17 +168,17 @@ func (f cronCreateFlags) apply(cw *v1alpha1.CronWorkflow) error {
 	return nil
 }
 
-func printCron(s streams, cw *v1alpha1.CronWorkflow, output string) error {
-	switch output {
-	case "name":
-		_, err := fmt.Fprintln(s.out, cw.Name)
+// printCron writes one cron workflow as -o says: name, json, yaml, or
+// argo cron get's view (default and wide).
+func printCron(s streams, obj spec.Object, output string) error {
+	if done, err := printObject(s, obj, output); done {
 		return err
-	case "json":
-		return writeIndentedJSON(s.out, cw)
-	case "yaml":
-		return writeYAML(s, cw)
 	}
-	_, err := io.WriteString(s.out, cronView(cw, time.Now(), time.Local))
+	cw, err := typed[*v1alpha1.CronWorkflow](obj)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(s.out, cronView(cw, time.Now(), time.Local))
 	return err
 }
 
@@ -263,112 +294,17 @@ func writeCronList(w io.Writer, cws []v1alpha1.CronWorkflow, allNamespaces bool,
 	return tw.Flush()
 }
 
-func newCronGetCommand(s streams, g *globalFlags) *cobra.Command {
-	var output string
-	cmd := &cobra.Command{
-		Use:   "get CRON_WORKFLOW...",
-		Short: "display details about a cron workflow",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "name", "json", "yaml", "wide"); err != nil {
-				return err
-			}
-			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				for _, name := range args {
-					res, err := sess.CronWorkflow.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: name, Namespace: sess.namespace})
-					if err != nil {
-						return err
-					}
-					if err := printCron(s, res, output); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
+// cronTable is argo cron list's table of the cron workflows.
+func cronTable(w io.Writer, objs []spec.Object, namespaces bool) error {
+	cws := make([]v1alpha1.CronWorkflow, len(objs))
+	for i, o := range objs {
+		cw, err := typed[*v1alpha1.CronWorkflow](o)
+		if err != nil {
+			return err
+		}
+		cws[i] = *cw
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: name, json, yaml or wide")
-	return cmd
-}
-
-// listCrons lists the cron workflows of ns ("" for all).
-func listCrons(ctx context.Context, sess *session, ns, selector string) ([]v1alpha1.CronWorkflow, error) {
-	res, err := sess.CronWorkflow.ListCronWorkflows(ctx, &cronworkflow.ListCronWorkflowsRequest{
-		Namespace: ns, ListOptions: &metav1.ListOptions{LabelSelector: selector}})
-	if err != nil {
-		return nil, err
-	}
-	return res.Items, nil
-}
-
-func newCronListCommand(s streams, g *globalFlags) *cobra.Command {
-	var output, selector string
-	var all bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "list cron workflows",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(output, "name", "wide"); err != nil {
-				return err
-			}
-			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				ns := sess.namespace
-				if all {
-					ns = ""
-				}
-				cws, err := listCrons(ctx, sess, ns, selector)
-				if err != nil {
-					return err
-				}
-				if output == "name" {
-					for _, cw := range cws {
-						fmt.Fprintln(s.out, cw.Name)
-					}
-					return nil
-				}
-				return writeCronList(s.out, cws, all, time.Now(), time.Local)
-			})
-		},
-	}
-	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "show cron workflows from all namespaces")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: name or wide")
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector, e.g. -l key1=value1,key2=value2")
-	return cmd
-}
-
-func newCronDeleteCommand(_ streams, g *globalFlags) *cobra.Command {
-	var all bool
-	cmd := &cobra.Command{
-		Use:   "delete [CRON_WORKFLOW... | --all]",
-		Short: "delete cron workflows",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !all && len(args) == 0 {
-				return errors.New("name the cron workflows to delete, or use --all")
-			}
-			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				names := args
-				if all {
-					cws, err := listCrons(ctx, sess, sess.namespace, "")
-					if err != nil {
-						return err
-					}
-					names = nil
-					for _, cw := range cws {
-						names = append(names, cw.Name)
-					}
-				}
-				for _, name := range names {
-					if _, err := sess.CronWorkflow.DeleteCronWorkflow(ctx, &cronworkflow.DeleteCronWorkflowRequest{Name: name, Namespace: sess.namespace}); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
-	}
-	cmd.Flags().BoolVar(&all, "all", false, "delete all cron workflows")
-	return cmd
+	return writeCronList(w, cws, namespaces, time.Now(), time.Local)
 }
 
 // newCronSuspendCommand is cron suspend (suspend true) or cron resume.
@@ -399,59 +335,4 @@ func newCronSuspendCommand(s streams, g *globalFlags, suspend bool) *cobra.Comma
 			})
 		},
 	}
-}
-
-func newCronUpdateCommand(s streams, g *globalFlags) *cobra.Command {
-	var f cronCreateFlags
-	cmd := &cobra.Command{
-		Use:   "update FILE1 FILE2...",
-		Short: "update cron workflows",
-		Example: `  braid cron update cron.yaml
-  braid cron update cron.yaml -p message=hello --entrypoint other`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.output, "name", "json", "yaml", "wide"); err != nil {
-				return err
-			}
-			cws, err := loadKind[*v1alpha1.CronWorkflow](s, args, f.strict, "CronWorkflow")
-			if err != nil {
-				return err
-			}
-			for _, cw := range cws {
-				if err := f.apply(cw); err != nil {
-					return err
-				}
-			}
-			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				for _, cw := range cws {
-					res, err := updateCron(ctx, sess, cw)
-					if err != nil {
-						return fmt.Errorf("failed to update cron workflow: %w", err)
-					}
-					if err := printCron(s, res, f.output); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
-	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: name, json, yaml or wide")
-	f.register(cmd.Flags())
-	return cmd
-}
-
-// updateCron replaces the stored cron workflow named as cw, at its current
-// resourceVersion.
-func updateCron(ctx context.Context, sess *session, cw *v1alpha1.CronWorkflow) (*v1alpha1.CronWorkflow, error) {
-	ns := cw.Namespace
-	if ns == "" {
-		ns = sess.namespace
-	}
-	cur, err := sess.CronWorkflow.GetCronWorkflow(ctx, &cronworkflow.GetCronWorkflowRequest{Name: cw.Name, Namespace: ns})
-	if err != nil {
-		return nil, err
-	}
-	cw.ResourceVersion = cur.ResourceVersion
-	return sess.CronWorkflow.UpdateCronWorkflow(ctx, &cronworkflow.UpdateCronWorkflowRequest{Name: cw.Name, Namespace: ns, CronWorkflow: cw})
 }

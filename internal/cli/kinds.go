@@ -13,7 +13,8 @@ import (
 )
 
 // Helpers shared by the commands of the other kinds: template.go,
-// clustertemplate.go, cron.go, archive.go and apply.go.
+// clustertemplate.go, cron.go, archive.go and apply.go (the verbs they
+// share are in kindcmd.go).
 
 // loadDocuments reads the Argo objects of the files and directories
 // ("-": standard input), with errors that name the file and the line.

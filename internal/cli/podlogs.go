@@ -18,9 +18,9 @@ import (
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/controller"
-	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/printer"
 	kuberuntime "github.com/braidwf/braid/internal/runtime/kube"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -172,7 +172,7 @@ func (k *kubeBackend) shippedLogs() shippedLogs {
 			if err != nil {
 				return nil, err
 			}
-			return drv.OpenStream(artifact.WithNamespace(ctx, namespace), &v1alpha1.Artifact{Name: executor.LogArtifact, ArtifactLocation: *loc})
+			return drv.OpenStream(artifact.WithNamespace(ctx, namespace), &v1alpha1.Artifact{Name: step.LogArtifact, ArtifactLocation: *loc})
 		}
 		return nil, fmt.Errorf("workflow %s/%s has no pod %s", namespace, workflow, pod)
 	}

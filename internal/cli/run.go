@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/braidwf/braid/internal/app"
 	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -92,11 +93,7 @@ func runRun(ctx context.Context, s streams, f runFlags, file string) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	env, err := openEmbedded(ctx, f.dataDir, f.configFile, func(c *config.Config) {
-		if f.isolation != "" {
-			c.Isolation = f.isolation
-		}
-	})
+	env, err := app.OpenEmbedded(ctx, app.EmbeddedConfig{DataDir: f.dataDir, ConfigFile: f.configFile, Isolation: f.isolation})
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
@@ -108,7 +105,7 @@ func runRun(ctx context.Context, s streams, f runFlags, file string) error {
 	view := newProgressView(progress, f.noColor)
 	shutdown, stopSignals := shutdownOnSignals(view)
 	defer stopSignals()
-	final, err := env.run(ctx, wf, cat, view.observe, shutdown)
+	final, err := env.Run(ctx, wf, cat, view.observe, shutdown)
 	view.finish(final)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("run %s: %w", wf.Name, err)}

@@ -3,27 +3,17 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/braidwf/braid/internal/config"
-	"github.com/braidwf/braid/internal/controller"
-	cronsched "github.com/braidwf/braid/internal/controller/cron"
-	"github.com/braidwf/braid/internal/runtime/local"
+	"github.com/braidwf/braid/internal/app"
 	"github.com/braidwf/braid/internal/server"
 )
-
-// configPoll is how often braid server looks for a change of its config file.
-const configPoll = 2 * time.Second
 
 type serverFlags struct {
 	port       int
@@ -35,7 +25,7 @@ type serverFlags struct {
 	// with runController (braid controller drives the workflows).
 	backend       backendFlags
 	runController bool
-	election      electionFlags
+	election      app.Election
 	auth          authFlags
 	tls           tlsFlags
 }
@@ -87,7 +77,7 @@ election, so that one replica drives).`,
 	f.backend.register(fl)
 	fl.BoolVar(&f.runController, "run-controller", false,
 		"with --backend kube: drive workflows in this process too (as braid controller does)")
-	f.election.register(fl)
+	registerElection(fl, &f.election)
 	f.auth.register(fl)
 	f.tls.register(fl)
 	return cmd
@@ -112,65 +102,56 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 		}
 		defer stopProfile()
 	}
-	e, err := openEmbedded(ctx, f.dataDir, f.configFile)
+	log := slog.New(slog.NewTextHandler(s.err, nil))
+	e, err := app.OpenEmbedded(ctx, app.EmbeddedConfig{DataDir: f.dataDir, ConfigFile: f.configFile, Logger: log})
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(s.err, nil))
-	mgr, err := e.ctl.NewManager(e.store, controller.StoreTemplates(e.store))
-	if err != nil {
-		return errors.Join(err, e.Close())
-	}
-	dataDir := e.cfg.DataDir
-	// A workflow busy in N consecutive crashes is ended Error on start.
-	mgr.SetQuarantine(controller.Quarantine{Journal: filepath.Join(dataDir, "crash-journal.json"),
-		After: e.cfg.Limits.WithDefaults().QuarantineAfterCrashes})
+	dataDir := e.Config.DataDir
 	tlsConfig, fingerprint, err := f.tls.serverTLS(func() (string, error) { return filepath.Join(dataDir, "tls"), nil }, f.address)
 	if err != nil {
 		return errors.Join(err, e.Close())
 	}
 	// Cookies (login, SSO) are Secure when the server speaks TLS.
-	sa, err := f.auth.embeddedAuth(ctx, e.cfg, log, tlsConfig != nil)
+	sa, err := f.auth.embeddedAuth(ctx, e.Config, log, tlsConfig != nil)
 	if err != nil {
 		return errors.Join(err, e.Close())
 	}
-	opts := server.Options{Store: e.store, Logger: log, Artifacts: e.drivers, TLS: tlsConfig,
-		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
-		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) },
-		Ready:          mgr.Ready, SyncLimits: e.limits}
-	sa.apply(&opts)
-	srv, err := server.New(opts)
-	if err != nil {
-		return errors.Join(err, e.Close())
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(f.address, strconv.Itoa(f.port)))
-	if err != nil {
-		return errors.Join(fmt.Errorf("listen: %w", err), e.Close())
-	}
-	info := config.ServerFile(dataDir)
-	if err := config.WriteServerInfo(info, config.ServerInfo{Address: l.Addr().String(), PID: os.Getpid(),
-		Secure: opts.TLS != nil, Fingerprint: fingerprint}); err != nil {
-		log.Warn("cannot record the server's address", "file", info, "err", err)
-	}
-	defer os.Remove(info)
-	if u := sa.loginURL(urlScheme(opts.TLS) + "://" + l.Addr().String()); u != "" {
-		log.Info("open the UI and API in a browser, logged in once by this URL (or send the token 'braid auth token' prints)", "url", u)
-	}
+	err = e.Serve(ctx, app.Listen{Address: f.address, Port: f.port, TLS: tlsConfig, Fingerprint: fingerprint,
+		Logger: log, Configure: sa.apply,
+		Listening: func(addr string) {
+			if u := sa.loginURL(urlScheme(tlsConfig) + "://" + addr); u != "" {
+				log.Info("open the UI and API in a browser, logged in once by this URL (or send the token 'braid auth token' prints)", "url", u)
+			}
+		}})
+	return errors.Join(err, e.Close())
+}
 
-	mctx, cancel := context.WithCancel(ctx)
-	mdone := make(chan error, 1)
-	go func() { mdone <- mgr.Run(mctx) }()
-	// Only the server schedules CronWorkflows (braid run does not).
-	sched, err := cronsched.New(cronsched.Options{Store: e.store, Logger: log.With("component", "cron")})
+// runKubeServer serves the API on the cluster's custom resources; with
+// --run-controller it drives workflows too, under leader election.
+func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
+	log := slog.New(slog.NewTextHandler(s.err, nil))
+	k, err := app.OpenKube(ctx, f.backend.kubeConfig(f.dataDir, f.configFile, log, f.runController))
 	if err != nil {
-		cancel()
-		return errors.Join(err, <-mdone, e.Close())
+		return err
 	}
-	cdone := make(chan error, 1)
-	go func() { cdone <- sched.Run(mctx) }()
-	// Semaphore limits follow the config file, as Argo's follow its ConfigMaps.
-	go e.live.Watch(mctx, configPoll, log, func(*config.Config) { e.ctl.LimitsChanged() })
-	serr := srv.Serve(ctx, l)
-	cancel()
-	return errors.Join(serr, <-mdone, <-cdone, e.Close())
+	logs, err := newPodLogFiles(k.Client, log, newKubeBackend(k).shippedLogs())
+	if err != nil {
+		return errors.Join(err, k.Close())
+	}
+	closeAll := func(errs ...error) error { return errors.Join(append(errs, logs.Close(), k.Close())...) }
+	tlsCfg, _, err := f.tls.serverTLS(func() (string, error) { return kubeCertDir(f.dataDir) }, f.address)
+	if err != nil {
+		return closeAll(err)
+	}
+	sa, err := f.auth.kubeAuth(k.Rest, log, tlsCfg != nil)
+	if err != nil {
+		return closeAll(err)
+	}
+	var drive *app.Election
+	if f.runController {
+		drive = &f.election
+	}
+	return closeAll(k.Serve(ctx, app.Listen{Address: f.address, Port: f.port, TLS: tlsCfg, Logger: log,
+		Configure: func(o *server.Options) { sa.apply(o); o.LogPath = logs.path }}, drive))
 }

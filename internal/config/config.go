@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/image"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -31,7 +31,7 @@ type Config struct {
 	// Images extends the built-in image table: what an image's entrypoint
 	// is, for steps whose container has no command, and the commands it
 	// supplies that the host lacks.
-	Images executor.ImageTable `json:"images,omitempty"`
+	Images image.Table `json:"images,omitempty"`
 	// ArtifactRepository is the default artifact repository, as Argo's
 	// artifact-repositories ConfigMap holds it (s3, file, ...); nil means
 	// the local file repository under <data dir>/artifacts.

@@ -2,10 +2,10 @@ package config
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,10 +31,11 @@ func TestLiveWatch(t *testing.T) {
 	}
 	live := NewLive(cfg)
 	changed := make(chan *Config, 4)
+	warned := make(chan string, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		live.Watch(ctx, 5*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)), func(c *Config) { changed <- c })
+		live.Watch(ctx, 5*time.Millisecond, slog.New(warnings{warned}), func(c *Config) { changed <- c })
 		close(done)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
@@ -58,7 +59,16 @@ func TestLiveWatch(t *testing.T) {
 		t.Fatalf("database limit %d %v", n, ok)
 	}
 	write("configMaps: [this is not a map\n")
-	time.Sleep(50 * time.Millisecond)
+	select { // Watch read the bad file once it stayed the same, and said so
+	case msg := <-warned:
+		if !strings.Contains(msg, "does not load") {
+			t.Fatalf("warning %q", msg)
+		}
+	case c := <-changed:
+		t.Fatalf("a file that does not load was taken: %+v", c)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the bad file was never read")
+	}
 	select {
 	case c := <-changed:
 		t.Fatalf("a file that does not load was taken: %+v", c)
@@ -73,3 +83,18 @@ func TestLiveWatch(t *testing.T) {
 		t.Fatalf("after a fix: %q", v)
 	}
 }
+
+// warnings is a slog.Handler that sends the message of every warning to a
+// channel.
+type warnings struct{ ch chan<- string }
+
+func (w warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (w warnings) Handle(_ context.Context, r slog.Record) error {
+	w.ch <- r.Message
+	return nil
+}
+
+func (w warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+
+func (w warnings) WithGroup(string) slog.Handler { return w }

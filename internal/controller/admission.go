@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/braidwf/braid/internal/store"
 	synclock "github.com/braidwf/braid/internal/synclock"
@@ -150,20 +149,15 @@ func (d *driver) admit(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// postpone records why the workflow waits; it writes only what changed.
+// postpone records why the workflow waits; only what changed is written.
 func (d *driver) postpone(ctx context.Context, msg string) error {
-	st := &d.wf.Status
-	phase := st.Phase
-	if phase == v1alpha1.WorkflowUnknown {
-		phase = v1alpha1.WorkflowPending
-	}
 	sync := d.c.adm.locks.Status(workflowKey(d.wf))
-	if st.Phase == phase && st.Message == msg && equality.Semantic.DeepEqual(st.Synchronization, sync) {
-		return nil
-	}
-	st.Phase, st.Message, st.Synchronization = phase, msg, sync
-	setPhaseLabels(d.wf)
-	return d.persist(ctx, nil)
+	return d.commit(ctx, update{status: d.withStatus(func(st *v1alpha1.WorkflowStatus) {
+		if st.Phase == v1alpha1.WorkflowUnknown {
+			st.Phase = v1alpha1.WorkflowPending
+		}
+		st.Message, st.Synchronization = msg, sync
+	})})
 }
 
 // lockView is the lock state of the next pass: the part of the lock table
@@ -186,13 +180,6 @@ func (d *driver) wantLocks(needs []*v1alpha1.Synchronization) {
 			d.adm.needs = append(d.adm.needs, s)
 		}
 	}
-}
-
-// releaseLocks ends a workflow's hold on every lock and its place in the
-// throttle, outside a pass (a workflow failed by the controller itself).
-func (d *driver) releaseLocks() {
-	d.c.adm.release(workflowKey(d.wf))
-	d.wf.Status.Synchronization = nil
 }
 
 // restoreAdmission rebuilds the locks and the throttle from the stored

@@ -58,7 +58,7 @@ func TestSweepArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	var forgotten []string
-	c, err := New(Options{Store: st, Runtime: rt, ForgetWorkflow: func(ns, name string) error {
+	c, err := New(Options{Store: st, Runtime: rt, Archive: st, ForgetWorkflow: func(ns, name string) error {
 		forgotten = append(forgotten, ns+"/"+name)
 		return nil
 	}})

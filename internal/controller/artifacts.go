@@ -7,8 +7,7 @@ import (
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/engine"
-	"github.com/braidwf/braid/internal/executor"
-	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -16,7 +15,7 @@ import (
 // workflow's artifactRepositoryRef (else the default repository), with the
 // repository's key format applied for this pod. Without outputs it has no
 // key: key-only inputs still take their bucket from the repository.
-func (d *driver) artifactPlan(l engine.Launch) (*runtime.ArtifactPlan, error) {
+func (d *driver) artifactPlan(l engine.Launch) (*step.ArtifactPlan, error) {
 	repo, err := d.c.repos.Resolve(d.wf.ExecSpec().ArtifactRepositoryRef)
 	if err != nil {
 		return nil, fmt.Errorf("artifact repository: %w", err)
@@ -31,7 +30,7 @@ func (d *driver) artifactPlan(l engine.Launch) (*runtime.ArtifactPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runtime.ArtifactPlan{Repository: repo, Key: key, ArchiveLogs: archiveLogs}, nil
+	return &step.ArtifactPlan{Repository: repo, Key: key, ArchiveLogs: archiveLogs}, nil
 }
 
 // podKey is the key prefix of a pod's outputs: the repository's key format
@@ -59,7 +58,7 @@ func podKey(repo *v1alpha1.ArtifactRepository, wf *v1alpha1.Workflow, podName, n
 func ShippedLog(repos artifact.Repositories, wf *v1alpha1.Workflow, n *v1alpha1.NodeStatus, podName string) (*v1alpha1.ArtifactLocation, error) {
 	if n.Outputs != nil {
 		for i := range n.Outputs.Artifacts {
-			if a := &n.Outputs.Artifacts[i]; a.Name == executor.LogArtifact {
+			if a := &n.Outputs.Artifacts[i]; a.Name == step.LogArtifact {
 				loc := a.ArtifactLocation
 				return &loc, nil
 			}
@@ -110,21 +109,23 @@ func archiveLocationRepo(loc *v1alpha1.ArtifactLocation) *v1alpha1.ArtifactRepos
 }
 
 // collectArtifacts deletes the outputs whose artifact GC strategy is
-// OnWorkflowCompletion, once the workflow has completed, and persists the
+// OnWorkflowCompletion, once the workflow has completed, and writes the
 // artifacts it marked deleted. Failures are logged: the workflow's phase
 // does not change.
 func (d *driver) collectArtifacts(ctx context.Context) {
 	if d.c.drivers == nil || !d.wf.Status.Phase.Completed() {
 		return
 	}
-	changed, err := artifact.Collect(ctx, d.wf, d.c.drivers, v1alpha1.ArtifactGCOnWorkflowCompletion)
+	got, err := artifact.Collect(ctx, d.wf, d.c.drivers, v1alpha1.ArtifactGCOnWorkflowCompletion)
 	if err != nil {
-		d.c.log.Warn("artifact garbage collection", "workflow", d.wf.Namespace+"/"+d.wf.Name, "err", err)
+		d.log.Warn("artifact garbage collection", "err", err)
 	}
-	if len(changed) == 0 {
+	if len(got.Nodes) == 0 && got.Processed == "" {
 		return
 	}
-	if err := d.persist(ctx, changed); err != nil {
-		d.c.log.Warn("persist artifact garbage collection", "workflow", d.wf.Namespace+"/"+d.wf.Name, "err", err)
+	st := d.wf.Status
+	got.MarkProcessed(&st)
+	if err := d.commit(ctx, update{status: &st, nodes: got.Nodes}); err != nil {
+		d.log.Warn("write artifact garbage collection", "err", err)
 	}
 }

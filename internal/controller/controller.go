@@ -10,7 +10,6 @@ import (
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/runtime"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/wfops"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -23,11 +22,13 @@ type Store interface {
 	UpdateWorkflowStatus(ctx context.Context, wf *v1alpha1.Workflow, changedNodes []string) error
 }
 
-// Runtime is what the controller needs from a runtime.
+// Runtime is what the controller needs from a runtime: start and kill
+// runs, hear about them, and, after a restart, ask what became of one.
 type Runtime interface {
 	Start(ctx context.Context, run runtime.Run) error
 	Kill(ctx context.Context, runID string) error
 	Events() <-chan runtime.StepEvent
+	Status(ctx context.Context, runID string) (runtime.StepEvent, bool, error)
 }
 
 var (
@@ -38,9 +39,15 @@ var (
 type Options struct {
 	Store   Store
 	Runtime Runtime
-	Logger  *slog.Logger
-	Clock   func() time.Time
-	Limits  engine.Limits
+	// Hooks are the runtime's workflow hooks (hooks.go); nil: none.
+	Hooks WorkflowHooks
+	// Archive keeps completed workflows in the archive; nil: no archive.
+	Archive Archiver
+	// Logger receives the controller's log, each workflow's with its key;
+	// nil: slog.Default(). Nothing is discarded.
+	Logger *slog.Logger
+	Clock  func() time.Time
+	Limits engine.Limits
 	// Repositories are the artifact repositories; zero: the local file
 	// repository for every workflow.
 	Repositories artifact.Repositories
@@ -50,6 +57,9 @@ type Options struct {
 	// Memos keeps the memoization caches (template memoize); nil: every
 	// look-up misses and nothing is saved.
 	Memos MemoStore
+	// MemoPruner deletes the memoization entries nobody used for a while;
+	// nil: they are kept.
+	MemoPruner MemoPruner
 	// Retention is the retentionPolicy the Manager applies (gc.go).
 	Retention Retention
 	// WakeAt returns a channel that receives once Clock reaches t; nil: a
@@ -74,6 +84,9 @@ type Options struct {
 type Controller struct {
 	store   Store
 	rt      Runtime
+	hooks   WorkflowHooks // may be nil
+	archive Archiver      // may be nil
+	pruner  MemoPruner    // may be nil
 	log     *slog.Logger
 	now     func() time.Time
 	limits  engine.Limits
@@ -96,12 +109,12 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: a store and a runtime are required")
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Controller{store: o.Store, rt: o.Runtime, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts,
+	return &Controller{store: o.Store, rt: o.Runtime, hooks: o.Hooks, archive: o.Archive, pruner: o.MemoPruner, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts,
 		retention: o.Retention, wake: o.WakeAt, memos: o.Memos, adm: newAdmission(o.Admission),
 		defaults: o.WorkflowDefaults, archiveTTL: o.ArchiveTTL, forget: o.ForgetWorkflow}, nil
 }
@@ -119,7 +132,7 @@ func (c *Controller) wakeAt(t time.Time) <-chan time.Time {
 // gives their runs new IDs.
 func RunID(wf *v1alpha1.Workflow, nodeID string) string {
 	id := string(wf.UID) + "-" + nodeID
-	if g := wf.Annotations[wfops.AnnotationRetryGeneration]; g != "" && g != "0" {
+	if g := wf.Annotations[v1alpha1.AnnotationRetryGeneration]; g != "" && g != "0" {
 		id += "-r" + g
 	}
 	return id

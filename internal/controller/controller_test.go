@@ -23,7 +23,7 @@ func newController(t *testing.T) (*Controller, *sqlite.Store) {
 func newControllerAt(t *testing.T, dir string) (*Controller, *sqlite.Store) {
 	t.Helper()
 	st, rt := openStoreAndRuntime(t, dir)
-	c, err := New(Options{Store: st, Runtime: rt})
+	c, err := New(Options{Store: st, Runtime: rt, Archive: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,12 +80,6 @@ type gcStore interface {
 	Delete(ctx context.Context, kind store.Kind, namespace, name string) error
 }
 
-// archiveReader is an archive that can say whether it holds a workflow
-// (store.ErrNotFound when it does not).
-type archiveReader interface {
-	GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow, error)
-}
-
 // gcRetryAfter is how long a deletion that failed waits before the next try.
 const gcRetryAfter = 30 * time.Second
 
@@ -111,7 +105,6 @@ type gcEntry struct {
 type collector struct {
 	st      gcStore
 	archive Archiver // nil: the store keeps no archive
-	reader  archiveReader
 	policy  Retention
 	c       *Controller
 
@@ -122,16 +115,11 @@ type collector struct {
 	wake    chan struct{}
 }
 
-// newCollector returns the collector of st, or nil when st cannot delete.
-func (c *Controller) newCollector(st any) *collector {
-	gs, ok := st.(gcStore)
-	if !ok {
-		return nil
-	}
-	g := &collector{st: gs, policy: c.retention, c: c, entries: map[types.UID]*gcEntry{},
+// newCollector returns the collector of st.
+func (c *Controller) newCollector(st gcStore) *collector {
+	g := &collector{st: st, policy: c.retention, c: c, entries: map[types.UID]*gcEntry{},
 		kept: map[v1alpha1.WorkflowPhase][]*gcEntry{}, wake: make(chan struct{}, 1)}
-	g.archive, _ = st.(Archiver)
-	g.reader, _ = st.(archiveReader)
+	g.archive = c.archive
 	return g
 }
 
@@ -343,14 +331,12 @@ func (g *collector) ensureArchived(ctx context.Context, e *gcEntry, wf *v1alpha1
 	if g.archive == nil || e.archived {
 		return nil
 	}
-	if g.reader != nil {
-		_, err := g.reader.GetArchived(ctx, string(e.uid))
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("read the archive: %w", err)
-		}
+	_, err := g.archive.GetArchived(ctx, string(e.uid))
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("read the archive: %w", err)
 	}
 	if err := g.archive.ArchiveBatch(ctx, []*v1alpha1.Workflow{wf}); err != nil {
 		return fmt.Errorf("archive before deleting: %w", err)

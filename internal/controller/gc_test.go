@@ -71,7 +71,7 @@ func startGCManager(t *testing.T, dir string, clock *fakeClock, r Retention) *sq
 	t.Helper()
 	ctx := context.Background()
 	st, rt := openStoreAndRuntime(t, dir)
-	c, err := New(Options{Store: st, Runtime: rt, Clock: clock.Now, WakeAt: clock.WakeAt, Retention: r})
+	c, err := New(Options{Store: st, Runtime: rt, Archive: st, Clock: clock.Now, WakeAt: clock.WakeAt, Retention: r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 // hookedRuntime is the real local runtime plus WorkflowHooks that record
-// their calls and touch the status as the Kubernetes runtime does.
+// their calls and return resources as the Kubernetes runtime does.
 type hookedRuntime struct {
 	*local.Runtime
 	startErr error
@@ -38,25 +38,23 @@ func (h *hookedRuntime) Start(ctx context.Context, run runtime.Run) error {
 	return h.Runtime.Start(ctx, run)
 }
 
-func (h *hookedRuntime) WorkflowStarted(_ context.Context, wf *v1alpha1.Workflow) error {
+func (h *hookedRuntime) WorkflowStarted(_ context.Context, wf *v1alpha1.Workflow) (runtime.WorkflowResources, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls = append(h.calls, "started:"+string(wf.Status.Phase))
 	h.startedAt = h.steps
 	if h.startErr != nil {
-		return h.startErr
+		return runtime.WorkflowResources{}, h.startErr
 	}
-	wf.Status.PersistentVolumeClaims = []apiv1.Volume{{Name: "work", VolumeSource: apiv1.VolumeSource{
-		PersistentVolumeClaim: &apiv1.PersistentVolumeClaimVolumeSource{ClaimName: wf.Name + "-work"}}}}
-	return nil
+	return runtime.WorkflowResources{PersistentVolumeClaims: []apiv1.Volume{{Name: "work", VolumeSource: apiv1.VolumeSource{
+		PersistentVolumeClaim: &apiv1.PersistentVolumeClaimVolumeSource{ClaimName: wf.Name + "-work"}}}}}, nil
 }
 
-func (h *hookedRuntime) WorkflowCompleted(_ context.Context, wf *v1alpha1.Workflow) error {
+func (h *hookedRuntime) WorkflowCompleted(_ context.Context, wf *v1alpha1.Workflow) (runtime.WorkflowResources, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls = append(h.calls, "completed:"+string(wf.Status.Phase))
-	wf.Status.PersistentVolumeClaims = nil
-	return nil
+	return runtime.WorkflowResources{}, nil
 }
 
 type permanentErr struct{}
@@ -87,8 +85,8 @@ spec:
 		{name: "a permanent error ends the workflow Error", startErr: permanentErr{},
 			wantPhase: v1alpha1.WorkflowError, wantMsg: "metadata.name is required",
 			wantCalls: []string{"started:", "completed:Error"}},
-		{name: "a system fault stops the driver", startErr: errors.New("apiserver unreachable"),
-			wantErr: true, wantCalls: []string{"started:"}},
+		{name: "a system fault is retried with backoff, then stops braid run's driver", startErr: errors.New("apiserver unreachable"),
+			wantErr: true, wantCalls: []string{"started:", "started:", "started:", "started:", "started:", "started:", "started:"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +101,7 @@ spec:
 			}
 			t.Cleanup(func() { _ = lrt.Close(); _ = st.Close() })
 			h := &hookedRuntime{Runtime: lrt, startErr: tc.startErr}
-			c, err := New(Options{Store: st, Runtime: h})
+			c, err := New(Options{Store: st, Runtime: h, Hooks: h})
 			if err != nil {
 				t.Fatal(err)
 			}

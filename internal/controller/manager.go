@@ -22,15 +22,9 @@ import (
 type WatchStore interface {
 	Store
 	Get(ctx context.Context, kind store.Kind, namespace, name string) (store.Object, error)
+	Delete(ctx context.Context, kind store.Kind, namespace, name string) error
 	List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error)
 	Watch(ctx context.Context, kind store.Kind, namespace string) (<-chan store.Event, error)
-}
-
-// StatusRuntime is a Runtime that can also say what became of a run, which
-// the Manager asks after a restart.
-type StatusRuntime interface {
-	Runtime
-	Status(ctx context.Context, runID string) (runtime.StepEvent, bool, error)
 }
 
 // Templates returns the resolver for templateRefs of workflows in a namespace.
@@ -43,7 +37,7 @@ type Templates func(namespace string) engine.TemplateResolver
 type Manager struct {
 	c         *Controller
 	st        WatchStore
-	rt        StatusRuntime
+	rt        Runtime
 	templates Templates
 
 	mu      sync.Mutex
@@ -111,11 +105,7 @@ func parseRV(rv string) int64 {
 // NewManager returns a Manager on c's runtime and the given store, which
 // must be the one c writes to.
 func (c *Controller) NewManager(st WatchStore, templates Templates) (*Manager, error) {
-	rt, ok := c.rt.(StatusRuntime)
-	if !ok {
-		return nil, errors.New("controller: the runtime cannot report the status of a run")
-	}
-	return &Manager{c: c, st: st, rt: rt, templates: templates, drivers: map[types.UID]*handle{},
+	return &Manager{c: c, st: st, rt: c.rt, templates: templates, drivers: map[types.UID]*handle{},
 		archiveq: make(chan *v1alpha1.Workflow, archiveBatch), gc: c.newCollector(st),
 		recoverySlots: make(chan struct{}, recoveryConcurrency)}, nil
 }
@@ -296,6 +286,9 @@ func (m *Manager) drive(ctx context.Context, stub *v1alpha1.Workflow, h *handle)
 // Archiver is a store that keeps completed workflows in an archive.
 type Archiver interface {
 	ArchiveBatch(ctx context.Context, wfs []*v1alpha1.Workflow) error
+	// GetArchived returns the archived workflow of uid, store.ErrNotFound
+	// when the archive does not hold it.
+	GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow, error)
 }
 
 // archiveBatch bounds how many workflows one archive commit takes.
@@ -310,7 +303,7 @@ const workflowQueue = 8
 // archive queues a completed workflow for the archive, when the store has
 // one. The live workflow stays until it is deleted.
 func (m *Manager) archive(_ context.Context, wf *v1alpha1.Workflow) {
-	if _, ok := m.st.(Archiver); ok {
+	if m.c.archive != nil {
 		m.archiveq <- wf
 		return
 	}
@@ -320,7 +313,7 @@ func (m *Manager) archive(_ context.Context, wf *v1alpha1.Workflow) {
 // archiver archives what archive queues, in batches, until the queue is
 // closed; it finishes what was queued even while the Manager stops.
 func (m *Manager) archiver() {
-	a, _ := m.st.(Archiver)
+	a := m.c.archive
 	for wf := range m.archiveq {
 		batch := []*v1alpha1.Workflow{wf}
 	more:
@@ -393,7 +386,7 @@ func isRun(n v1alpha1.NodeStatus) bool {
 // one the runtime never started is launched again. A step the runtime
 // lost (braid stopped while it ran) comes back as Error with a message
 // that says so, and its retryStrategy decides what happens next.
-func (d *driver) recover(ctx context.Context, rt StatusRuntime) {
+func (d *driver) recover(ctx context.Context, rt Runtime) {
 	for id, n := range d.wf.Status.Nodes {
 		if !isRun(n) || n.Phase.Completed() {
 			continue
@@ -401,7 +394,7 @@ func (d *driver) recover(ctx context.Context, rt StatusRuntime) {
 		ev, known, err := rt.Status(ctx, RunID(d.wf, id))
 		switch {
 		case err != nil:
-			d.c.log.Warn("step status", "workflow", d.wf.Name, "node", id, "err", err)
+			d.log.Warn("step status", "node", id, "err", err)
 		case !known:
 			if d.relaunch == nil {
 				d.relaunch = map[string]bool{}

@@ -61,7 +61,7 @@ func (d *driver) saveMemos(ctx context.Context, saves []engine.MemoSave) {
 	}
 	for _, s := range saves {
 		if err := d.saveMemo(ctx, s); err != nil {
-			d.c.log.Warn("memoization cache", "workflow", d.wf.Name, "node", s.NodeID, "err", err)
+			d.log.Warn("memoization cache", "node", s.NodeID, "err", err)
 		}
 	}
 }
@@ -85,11 +85,10 @@ func (d *driver) saveMemo(ctx context.Context, s engine.MemoSave) error {
 // cache's garbage collection) and returns how many it deleted; 0 when the
 // controller's cache cannot prune.
 func (c *Controller) PruneMemos(ctx context.Context, notUsedFor time.Duration) (int64, error) {
-	p, ok := c.memos.(MemoPruner)
-	if !ok {
+	if c.pruner == nil {
 		return 0, nil
 	}
-	n, err := p.PruneMemos(ctx, c.now().Add(-notUsedFor))
+	n, err := c.pruner.PruneMemos(ctx, c.now().Add(-notUsedFor))
 	if err != nil {
 		return 0, fmt.Errorf("prune memoization caches: %w", err)
 	}

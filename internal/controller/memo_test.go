@@ -43,7 +43,7 @@ func newMemoController(t *testing.T, dir string) (*Controller, *sqlite.Store, *s
 	t.Helper()
 	st, rt := openStoreAndRuntime(t, dir)
 	counter := &startCounter{Runtime: rt, started: map[string]int{}}
-	c, err := New(Options{Store: st, Runtime: counter, Memos: st})
+	c, err := New(Options{Store: st, Runtime: counter, Memos: st, MemoPruner: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -74,7 +75,7 @@ func (d *driver) decide(locks *synclock.Table) (res engine.Result, err error) {
 func (d *driver) failPanicked(ctx context.Context, pe *PanicError) error {
 	if d.req.h != nil {
 		if err := d.reload(ctx); err != nil {
-			d.c.log.Warn("reload after a panic", "workflow", workflowKey(d.wf), "err", err)
+			d.log.Warn("reload after a panic", "err", err)
 		}
 	}
 	d.prepared = engine.NewPrepared() // what the panicked pass kept is not to be trusted
@@ -88,9 +89,9 @@ func (d *driver) failPanicked(ctx context.Context, pe *PanicError) error {
 // hook (the driver loop does, on seeing the workflow completed).
 func (d *driver) failWorkflow(ctx context.Context, msg string) error {
 	now := metav1.NewTime(d.c.now())
-	st := &d.wf.Status
-	var changed, kill []string
-	for id, n := range st.Nodes {
+	ended := map[string]v1alpha1.NodeStatus{}
+	var kill []string
+	for id, n := range d.wf.Status.Nodes {
 		daemon := n.Daemoned != nil && *n.Daemoned
 		switch {
 		case !n.Phase.Fulfilled():
@@ -102,27 +103,30 @@ func (d *driver) failWorkflow(ctx context.Context, msg string) error {
 			kill = append(kill, id)
 		}
 		n.Daemoned = nil
-		st.Nodes[id] = n
-		changed = append(changed, id)
+		ended[id] = n
 	}
-	st.Phase, st.Message, st.FinishedAt = v1alpha1.WorkflowError, msg, now
-	if st.StartedAt.IsZero() {
-		st.StartedAt = now
-	}
-	completed := v1alpha1.Condition{Type: v1alpha1.ConditionTypeCompleted, Status: metav1.ConditionTrue}
-	if i := conditionIndex(st.Conditions, completed.Type); i >= 0 {
-		st.Conditions[i] = completed
-	} else {
-		st.Conditions = append(st.Conditions, completed)
-	}
-	d.releaseLocks()
-	setPhaseLabels(d.wf)
-	if err := d.persist(ctx, changed); err != nil {
-		return fmt.Errorf("persist %s: %w", d.wf.Name, err)
+	d.c.adm.release(workflowKey(d.wf))
+	st := d.withStatus(func(st *v1alpha1.WorkflowStatus) {
+		st.Phase, st.Message, st.FinishedAt = v1alpha1.WorkflowError, msg, now
+		if st.StartedAt.IsZero() {
+			st.StartedAt = now
+		}
+		st.Synchronization = nil
+		completed := v1alpha1.Condition{Type: v1alpha1.ConditionTypeCompleted, Status: metav1.ConditionTrue}
+		conds := slices.Clone(st.Conditions)
+		if i := conditionIndex(conds, completed.Type); i >= 0 {
+			conds[i] = completed
+		} else {
+			conds = append(conds, completed)
+		}
+		st.Conditions = conds
+	})
+	if err := d.commit(ctx, update{status: st, nodes: ended}); err != nil {
+		return err
 	}
 	for _, id := range kill {
 		if err := d.c.rt.Kill(ctx, RunID(d.wf, id)); err != nil {
-			d.c.log.Warn("kill step", "workflow", d.wf.Name, "node", id, "err", err)
+			d.log.Warn("kill step", "node", id, "err", err)
 		}
 	}
 	return nil

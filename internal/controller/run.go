@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/runtime"
@@ -49,7 +52,7 @@ func (c *Controller) Run(ctx context.Context, req RunRequest) (*v1alpha1.Workflo
 }
 
 func (c *Controller) newDriver(req RunRequest) *driver {
-	d := &driver{c: c, req: req, wf: req.Workflow, results: map[string]engine.StepResult{}, prepared: engine.NewPrepared(),
+	d := &driver{c: c, req: req, wf: req.Workflow, log: c.log.With("workflow", workflowKey(req.Workflow)), results: map[string]engine.StepResult{}, prepared: engine.NewPrepared(),
 		events: req.events}
 	if d.events == nil {
 		d.events = c.rt.Events()
@@ -60,6 +63,7 @@ func (c *Controller) newDriver(req RunRequest) *driver {
 // driver is the state of one Run.
 type driver struct {
 	c        *Controller
+	log      *slog.Logger // the controller's, with the workflow's key
 	req      RunRequest
 	wf       *v1alpha1.Workflow
 	results  map[string]engine.StepResult
@@ -76,54 +80,146 @@ type driver struct {
 	// memos are the memoization entries the last pass asked for, loaded
 	// for the next pass only.
 	memos map[engine.MemoKey]engine.MemoLookup
+	// begun is set once the workflow's first steps are taken (begin).
+	begun bool
 }
 
+// loop drives the workflow until it completes, ctx ends, or a system
+// error outlasts its retries: each turn is one pass (pass), and one switch
+// (after) turns its outcome into a wait, a reload, a backoff or the end,
+// as controller-runtime turns a Reconcile's result into a requeue.
 func (d *driver) loop(ctx context.Context) (*v1alpha1.Workflow, error) {
 	defer d.listen()()
-	if ok, err := d.storeTemplateSpec(ctx); err != nil || !ok { // templates.go
-		return d.wf, err
-	}
-	if ok, err := d.applyWorkflowDefaults(ctx); err != nil || !ok { // defaults.go
-		return d.wf, err
-	}
-	if err := d.workflowStarted(ctx); err != nil || d.wf.Status.Phase.Completed() { // hooks.go
-		return d.wf, err
-	}
+	retry := d.backoff()
 	for {
-		if ok, err := d.admit(ctx); !ok { // held back: parallelism or workflow-level locks
-			if err == nil {
-				err = d.wait(ctx, 0)
+		res, err := d.pass(ctx)
+		switch next, delay := d.after(ctx, res, err, &retry); next {
+		case nextDone:
+			if err == nil && d.wf.Status.Phase.Completed() {
+				d.workflowCompleted(ctx) // hooks.go
 			}
-			if errors.Is(err, store.ErrConflict) && d.req.h != nil {
-				err = d.reload(ctx)
-			}
-			if err != nil {
+			return d.wf, err
+		case nextReload:
+			if err := d.reload(ctx); err != nil {
 				return d.wf, err
 			}
-			continue
-		}
-		if d.req.h != nil {
-			d.req.h.busy() // quarantine.go
-		}
-		res, err := d.reconcile(ctx)
-		if errors.Is(err, store.ErrConflict) && d.req.h != nil {
-			// Someone else (an API call) changed the workflow: start over from
-			// the stored one, keeping the results not yet merged.
-			if err = d.reload(ctx); err == nil {
-				continue
+		case nextBackoff:
+			if err := d.sleep(ctx, delay); err != nil {
+				return d.wf, err
+			}
+			if d.req.h != nil {
+				if err := d.reload(ctx); err != nil {
+					d.log.Warn("reload after a failed pass", "err", err)
+				}
+			}
+		case nextWait:
+			if err := d.wait(ctx, res.RequeueAfter); err != nil {
+				return d.wf, err
 			}
 		}
-		if err != nil {
-			return d.wf, err
-		}
-		if d.wf.Status.Phase.Completed() {
-			d.workflowCompleted(ctx) // hooks.go
-			return d.wf, nil
-		}
-		if err := d.wait(ctx, res.RequeueAfter); err != nil {
-			return d.wf, err
-		}
 	}
+}
+
+// next is what the driver does after a pass.
+type next int
+
+const (
+	// nextWait: wait for a step's report, a wake-up or RequeueAfter.
+	nextWait next = iota
+	// nextDone: the workflow completed, or the driver stops with the error.
+	nextDone
+	// nextReload: the stored workflow changed under the pass (a conflict):
+	// start again from it, keeping the results not yet merged.
+	nextReload
+	// nextBackoff: a system error; try again after a growing delay.
+	nextBackoff
+)
+
+// after is the one switch over a pass's outcome. User errors never get
+// here (the engine records them in the status); an error is a system
+// fault: a conflict reloads, a lost context or workflow ends the driver,
+// and anything else is retried with exponential backoff, until the
+// backoff's steps run out (braid run's driver; a Manager's never does).
+func (d *driver) after(ctx context.Context, res engine.Result, err error, retry *wait.Backoff) (next, time.Duration) {
+	switch {
+	case err == nil && d.wf.Status.Phase.Completed():
+		return nextDone, 0
+	case err == nil:
+		*retry = d.backoff()
+		return nextWait, 0
+	case ctx.Err() != nil, errors.Is(err, store.ErrNotFound), errors.Is(err, context.Canceled):
+		return nextDone, 0
+	case errors.Is(err, store.ErrConflict) && d.req.h != nil:
+		return nextReload, 0
+	case retry.Steps <= 0:
+		return nextDone, 0
+	}
+	delay := retry.Step()
+	d.log.Warn("pass failed; retrying", "err", err, "after", delay, "retriesLeft", retry.Steps)
+	return nextBackoff, delay
+}
+
+// backoff is the retry policy of system errors: from 50ms, doubling, up
+// to 30s between tries; a driver without a Manager (braid run) gives up
+// after 6 tries and reports the error.
+func (d *driver) backoff() wait.Backoff {
+	b := wait.Backoff{Duration: 50 * time.Millisecond, Factor: 2, Jitter: 0.1, Cap: 30 * time.Second, Steps: 6}
+	if d.req.h != nil {
+		b.Steps = math.MaxInt32
+	}
+	return b
+}
+
+// sleep waits for delay or the end of ctx.
+func (d *driver) sleep(ctx context.Context, delay time.Duration) error {
+	select {
+	case <-d.c.wakeAt(d.c.now().Add(delay)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// pass is one turn of the loop: the workflow's first steps when it has
+// not had them (its template spec, the defaults, the runtime's hook),
+// then admission, then one reconcile. A panic anywhere in it is recovered
+// here, at its boundary, and ends this workflow (and only this one) Error.
+func (d *driver) pass(ctx context.Context) (res engine.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = d.failPanicked(ctx, d.c.recovered("driver", workflowKey(d.wf), v))
+		}
+	}()
+	if !d.begun {
+		if ok, err := d.begin(ctx); err != nil || !ok {
+			return engine.Result{}, err
+		}
+		d.begun = true
+	}
+	if ok, err := d.admit(ctx); !ok { // held back: parallelism or workflow-level locks
+		return engine.Result{}, err // wait for a wake-up
+	}
+	if d.req.h != nil {
+		d.req.h.busy() // quarantine.go
+	}
+	return d.reconcile(ctx)
+}
+
+// begin takes a workflow's first steps: the spec of its template
+// (templates.go), the controller's defaults (defaults.go) and the
+// runtime's workflow hook (hooks.go). It reports false when the workflow
+// cannot go on (it ended Error).
+func (d *driver) begin(ctx context.Context) (bool, error) {
+	if ok, err := d.storeTemplateSpec(ctx); err != nil || !ok {
+		return ok, err
+	}
+	if ok, err := d.applyWorkflowDefaults(ctx); err != nil || !ok {
+		return ok, err
+	}
+	if err := d.workflowStarted(ctx); err != nil {
+		return false, err
+	}
+	return !d.wf.Status.Phase.Completed(), nil
 }
 
 // reconcile runs one decide-persist-act cycle: a snapshot (with the lock
@@ -143,45 +239,17 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("reconcile %s: %w", d.wf.Name, err)
 	}
-	d.wf.Status = res.Status
-	if m := res.Metadata; m != nil { // workflowMetadata: a status write does not carry it
-		d.wf.Labels, d.wf.Annotations = m.Labels, m.Annotations
-		d.specChanged = true
-	}
-	if d.wf.Status.Phase.Completed() {
+	if res.Status.Phase.Completed() {
 		d.c.adm.throttle.Remove(workflowKey(d.wf))
 	}
-	labelsChanged := setPhaseLabels(d.wf)
-	labelsChanged = setPodNameFormat(d.wf) || labelsChanged
-	if d.specChanged || labelsChanged || len(res.Changed) > 0 || !sameStatus(before, &d.wf.Status) {
-		if err := d.persist(ctx, res.Changed); err != nil {
-			return res, fmt.Errorf("persist %s: %w", d.wf.Name, err)
-		}
+	if err := d.commit(ctx, update{status: &res.Status, changed: res.Changed, meta: res.Metadata, before: before}); err != nil {
+		return res, err
 	}
 	sess.Commit(res.Locks)
 	d.wantLocks(res.Need.Locks)
 	d.memos = d.loadMemos(ctx, res.Need.Memos)
 	d.forgetMerged()
-	if d.req.Observe != nil && len(res.Changed) > 0 {
-		d.req.Observe(d.wf, res.Changed)
-	}
 	return res, d.act(ctx, res.Plan)
-}
-
-// persist writes the status and the changed nodes, or the whole workflow
-// when its spec changed.
-func (d *driver) persist(ctx context.Context, changed []string) error {
-	var err error
-	if d.specChanged {
-		d.specChanged = false
-		err = d.c.store.Update(ctx, d.wf)
-	} else {
-		err = d.c.store.UpdateWorkflowStatus(ctx, d.wf, changed)
-	}
-	if err == nil && d.req.h != nil {
-		d.req.h.wrote(d.wf.ResourceVersion)
-	}
-	return err
 }
 
 // act carries out a plan that is already persisted.
@@ -189,7 +257,7 @@ func (d *driver) act(ctx context.Context, p engine.Plan) error {
 	d.saveMemos(ctx, p.Memoize)
 	for _, k := range p.Kill {
 		if err := d.c.rt.Kill(ctx, RunID(d.wf, k.NodeID)); err != nil {
-			d.c.log.Warn("kill step", "workflow", d.wf.Name, "node", k.NodeID, "err", err)
+			d.log.Warn("kill step", "node", k.NodeID, "err", err)
 		}
 	}
 	for _, l := range p.Launch {
@@ -209,8 +277,7 @@ func (d *driver) run(l engine.Launch) (runtime.Run, error) {
 	plan, err := d.artifactPlan(l)
 	return runtime.Run{
 		ID: RunID(d.wf, l.NodeID), Namespace: d.wf.Namespace, Workflow: d.wf.Name, WorkflowUID: string(d.wf.UID),
-		NodeID: l.NodeID, PodName: l.PodName, Template: l.Template, Spec: d.wf.ExecSpec(), IncludeResult: l.IncludeResult,
-		ActiveDeadline: l.ActiveDeadline, Deadline: l.Deadline, Env: l.Env, Artifacts: plan,
+		Launch: l, Spec: d.wf.ExecSpec(), Artifacts: plan,
 	}, err
 }
 
@@ -314,24 +381,7 @@ func (d *driver) record(ev runtime.StepEvent) {
 	if prev, ok := d.results[ev.NodeID]; ok && prev.Phase.Completed() && !ev.Phase.Completed() {
 		return // a late Running never hides a final result
 	}
-	d.results[ev.NodeID] = engine.StepResult{
-		Phase: ev.Phase, Message: ev.Message, ExitCode: ev.ExitCode, Outputs: ev.Outputs,
-		StartedAt: ev.StartedAt, FinishedAt: ev.FinishedAt, PodIP: ev.PodIP, HostNode: ev.HostNode,
-		Containers: containerResults(ev.Containers),
-	}
-}
-
-// containerResults are the engine's view of a containerSet's containers.
-func containerResults(cs []runtime.ContainerState) []engine.ContainerResult {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]engine.ContainerResult, len(cs))
-	for i, c := range cs {
-		out[i] = engine.ContainerResult{Name: c.Name, Phase: c.Phase, Message: c.Message, ExitCode: c.ExitCode,
-			StartedAt: c.StartedAt, FinishedAt: c.FinishedAt}
-	}
-	return out
+	d.results[ev.NodeID] = ev.Result
 }
 
 // setPhaseLabels keeps the labels Argo sets on a workflow in step with its

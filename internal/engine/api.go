@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/braidwf/braid/internal/expr"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -163,43 +164,13 @@ type TemplateResolver interface {
 	Template(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error)
 }
 
-// StepResult is what the runtime reports about one Pod node.
-type StepResult struct {
-	// Phase is Running (started), Succeeded, Failed or Error. Running only
-	// moves a Pending node on; other phases are ignored.
-	Phase v1alpha1.NodePhase
-	// Message is the node's message; for a Failed step with an empty message
-	// and a non-zero exit code, Reconcile writes "main: Error (exit code N)".
-	Message  string
-	ExitCode *int32
-	// Outputs holds the output parameters with their values, the result
-	// (when it was captured) and the artifacts. Reconcile fills in each
-	// declared output's globalName when the report leaves it out.
-	Outputs *v1alpha1.Outputs
-	// StartedAt is informational: the node keeps the startedAt it got when it
-	// was created, as in Argo, so that time spent Pending counts against a
-	// template timeout. FinishedAt becomes the node's finishedAt (now when
-	// zero).
-	StartedAt  time.Time
-	FinishedAt time.Time
-	// PodIP is recorded for daemons ({{steps.x.ip}}); HostNode as hostNodeName.
-	PodIP    string
-	HostNode string
-	// Containers are the states of a containerSet's containers, which
-	// become the phases of the step's Container nodes (containerset.go).
-	Containers []ContainerResult
-}
+// StepResult is what the runtime reports about one Pod node (see
+// step.Result).
+type StepResult = step.Result
 
-// ContainerResult is one container of a containerSet step.
-type ContainerResult struct {
-	Name string
-	// Phase is Pending, Running, Succeeded, Failed, Error or Omitted.
-	Phase      v1alpha1.NodePhase
-	Message    string
-	ExitCode   *int32
-	StartedAt  time.Time
-	FinishedAt time.Time
-}
+// ContainerResult is one container of a containerSet step (see
+// step.Container).
+type ContainerResult = step.Container
 
 // Result is the outcome of one Reconcile.
 type Result struct {
@@ -237,35 +208,9 @@ type Plan struct {
 	Memoize []MemoSave
 }
 
-// Launch starts the Pod node NodeID. Status already holds the node, Pending.
-type Launch struct {
-	NodeID string
-	// NodeName is the node's name (for logs and the runtime's records).
-	NodeName string
-	PodName  string
-	// Template is the fully substituted leaf template, a private copy: its
-	// inputs hold the bound values. A script keeps its source; the runtime
-	// stages it and appends the staged path to the args (rule 11.1).
-	// Resource, http, plugin, data and containerSet templates are launched
-	// too: the runtime refuses the types it cannot run.
-	Template *v1alpha1.Template
-	// IncludeResult asks the runtime to capture stdout as outputs.result (rule 11.3).
-	IncludeResult bool
-	// ActiveDeadline counts from the moment the step starts (template
-	// activeDeadlineSeconds); Deadline is absolute: the earliest of the
-	// template timeout (from the node's creation), the workflow's
-	// activeDeadlineSeconds (not for exit handlers) and a retry
-	// backoff.maxDuration. Zero values mean none.
-	ActiveDeadline time.Duration
-	Deadline       time.Time
-	// Env is extra environment for the step: ARGO_POD_NAME, ARGO_NODE_ID,
-	// ARGO_NODE_NAME, ARGO_WORKFLOW_NAME, ARGO_WORKFLOW_UID,
-	// ARGO_INCLUDE_SCRIPT_OUTPUT and, with a deadline, ARGO_DEADLINE (RFC 3339).
-	Env map[string]string
-	// OnExit is true for a step that is part of an exit handler: a Stop
-	// shutdown and the workflow deadline spare it.
-	OnExit bool
-}
+// Launch starts the Pod node NodeID (see step.Launch). Status already
+// holds the node, Pending.
+type Launch = step.Launch
 
 // Kill stops a running Pod node. Status already holds the node's final
 // phase and message; whatever the runtime reports afterwards is ignored.

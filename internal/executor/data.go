@@ -9,6 +9,7 @@ import (
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/expr"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -25,7 +26,7 @@ import (
 // An empty listing is an empty list ("[]"). Errors name the location that
 // could not be listed or the expression that failed, and never hold
 // credentials; they are the step's Error message.
-func RunData(ctx context.Context, tmpl *v1alpha1.Template, plan *ArtifactPlan, d *artifact.Drivers) (string, error) {
+func RunData(ctx context.Context, tmpl *v1alpha1.Template, plan *step.ArtifactPlan, d *artifact.Drivers) (string, error) {
 	if tmpl == nil || tmpl.Data == nil {
 		return "", errors.New("data template: the template has no data")
 	}
@@ -45,7 +46,7 @@ func RunData(ctx context.Context, tmpl *v1alpha1.Template, plan *ArtifactPlan, d
 }
 
 // dataSource returns the value the data template's source gives.
-func dataSource(ctx context.Context, src *v1alpha1.DataSource, plan *ArtifactPlan, d *artifact.Drivers) (any, error) {
+func dataSource(ctx context.Context, src *v1alpha1.DataSource, plan *step.ArtifactPlan, d *artifact.Drivers) (any, error) {
 	if src.ArtifactPaths == nil {
 		return nil, errors.New("data template: no source is set (data.source.artifactPaths)")
 	}
@@ -58,7 +59,7 @@ func dataSource(ctx context.Context, src *v1alpha1.DataSource, plan *ArtifactPla
 
 // listArtifactPaths lists the keys under the artifact's location, after it
 // inherited the plan's repository.
-func listArtifactPaths(ctx context.Context, in *v1alpha1.Artifact, plan *ArtifactPlan, d *artifact.Drivers) ([]string, error) {
+func listArtifactPaths(ctx context.Context, in *v1alpha1.Artifact, plan *step.ArtifactPlan, d *artifact.Drivers) ([]string, error) {
 	if !in.HasLocation() {
 		return nil, fmt.Errorf("data template: artifactPaths %q has no location (set s3, file, ...)", in.Name)
 	}

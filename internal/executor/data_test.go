@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // fileRepo is the plan of a run whose repository is the file repository.
-func fileRepo() *ArtifactPlan {
-	return &ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}}
+func fileRepo() *step.ArtifactPlan {
+	return &step.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}}
 }
 
 func TestRunData(t *testing.T) {
@@ -25,7 +26,7 @@ func TestRunData(t *testing.T) {
 	cases := []struct {
 		name string
 		tmpl string
-		plan *ArtifactPlan
+		plan *step.ArtifactPlan
 		want string
 	}{
 		{"the whole repository, no transformation",
@@ -74,7 +75,7 @@ func TestRunDataErrors(t *testing.T) {
 	cases := []struct {
 		name string
 		tmpl string
-		plan *ArtifactPlan
+		plan *step.ArtifactPlan
 		want []string
 		is   error
 	}{

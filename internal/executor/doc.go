@@ -1,15 +1,17 @@
 // Package executor holds what runs around a step's main command, as pure
 // helpers that every runtime shares: the local runtime calls them around a
-// host process today, and the Kubernetes executor (`braid exec`, inside the
-// pod) will call them around the user's container later.
+// host process, and the emissary (subpackage emissary, `braid exec` inside
+// a pod of the Kubernetes runtime) around the user's container.
 //
 // It owns:
 //
-//   - The image table (images.go): what an image's entrypoint is and which
-//     commands it supplies that a host may lack, because a host runtime
-//     cannot pull the image. BuiltinImages knows the images of Argo's
-//     examples (argoproj/argosay, docker/whalesay, python, alpine, busybox,
-//     ...); users add more from the config file (Image, MergeImageTable).
+//   - The built-in image table (images.go): what an image's entrypoint is
+//     and which commands it supplies that a host may lack, because a host
+//     runtime cannot pull the image. BuiltinImages knows the images of
+//     Argo's examples (argoproj/argosay, docker/whalesay, python, alpine,
+//     busybox, ...); users add more from the config file (MergeImageTable).
+//     The table's types and lookup are internal/image's (Image and
+//     ImageTable are aliases of image.Entry and image.Table).
 //   - Command resolution (command.go): ResolveCommand turns a container's
 //     command, args and image into the argv to exec, with Kubernetes'
 //     $(VAR) expansion, and fails with a message that says what to add to
@@ -32,15 +34,24 @@
 //   - Output artifacts (save.go): SaveOutputs packs (tar+gzip, or none) and
 //     saves a step's output artifacts and, with archiveLogs, its main log,
 //     after it ends, and returns them with their locations.
-//   - Locations (location.go): ArtifactPlan, the step's repository as the
-//     runtime passes it; key-only locations inherit the repository; output
-//     locations default to <key>/<name>.tgz. In the file repository, an s3
-//     location with no endpoint is a folder of it named after the bucket.
+//   - Locations (location.go): a step.ArtifactPlan is the step's
+//     repository as the runtime passes it; key-only locations inherit the
+//     repository; output locations default to <key>/<name>.tgz. In the file
+//     repository, an s3 location with no endpoint is a folder of it named
+//     after the bucket.
 //   - Data templates (data.go): RunData lists artifactPaths and applies the
 //     transformations (expr) to give the step's result.
 //
-// The package imports the API types, internal/artifact (the Driver
+// # Imports
+//
+// The package imports the API types, internal/step (the artifact plan),
+// internal/image (the image table's types), internal/artifact (the Driver
 // interface and archive helpers, never a driver implementation),
-// internal/expr (data transformations) and the standard library. It must not import a runtime implementation, the
-// engine, the controller or the store: runtimes import it.
+// internal/expr (data transformations) and the standard library.
+//
+// # Must not import
+//
+// A runtime, the engine, the controller, the store, the server, the CLI or
+// the wiring (internal/app): runtimes import it, and the controller and
+// internal/config must not import it.
 package executor

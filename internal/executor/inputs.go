@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -49,7 +50,7 @@ func HasRemoteInputs(tmpl *v1alpha1.Template) bool {
 // Paths map as output parameters' do (Paths.Resolve). ctx bounds the
 // whole load. The first artifact that fails stops the load; the error
 // names it and its location and never holds credentials.
-func LoadInputs(ctx context.Context, tmpl *v1alpha1.Template, plan *ArtifactPlan, d *artifact.Drivers, p Paths) error {
+func LoadInputs(ctx context.Context, tmpl *v1alpha1.Template, plan *step.ArtifactPlan, d *artifact.Drivers, p Paths) error {
 	if tmpl == nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/artifact/file"
 	arthttp "github.com/braidwf/braid/internal/artifact/http"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -137,7 +138,7 @@ func evilTar(t *testing.T, hdrs ...*tar.Header) []byte {
 }
 
 func TestLoadInputs(t *testing.T) {
-	fileRepo := &ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}}
+	fileRepo := &step.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}}
 	type check struct {
 		path    string // as the step sees it
 		content string // "" with dir set: a directory
@@ -149,7 +150,7 @@ func TestLoadInputs(t *testing.T) {
 		name   string
 		setup  func(t *testing.T, f *fixture)
 		inputs string // YAML list; $URL is the http server
-		plan   *ArtifactPlan
+		plan   *step.ArtifactPlan
 		nilDrv bool
 		checks []check
 		err    string // "" for success; else a substring of the error

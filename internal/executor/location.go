@@ -7,30 +7,9 @@ import (
 	"strings"
 
 	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
-
-// ArtifactPlan is the artifact repository of one step, as the runtime hands
-// it over (runtime.ArtifactPlan's fields; executor does not import the
-// runtime package).
-type ArtifactPlan struct {
-	// Repository is what locations without connection settings of their own
-	// inherit (bucket, endpoint, credentials), and where outputs without a
-	// location are saved. nil: no repository.
-	Repository *v1alpha1.ArtifactRepository
-	// Key is the prefix of the step's outputs: <Key>/<name>.tgz.
-	Key string
-	// ArchiveLogs saves the main log as the output artifact "main-logs" at
-	// <Key>/main.log, unless the template's archiveLocation.archiveLogs says
-	// otherwise.
-	ArchiveLogs bool
-	// Scratch is a directory for the tarballs packed before upload; "" means
-	// os.TempDir(). It should be on a disk, not in memory.
-	Scratch string
-}
-
-// LogArtifact is the name of the output artifact holding the main log.
-const LogArtifact = "main-logs"
 
 // inherit returns loc completed from the repository, as Argo does for
 // key-only artifacts: an s3 location takes the endpoint, bucket, region and
@@ -120,7 +99,7 @@ func keyOnly(loc *v1alpha1.ArtifactLocation) (string, bool) {
 // template's archiveLocation when it names a complete location, else the
 // plan's repository, under the plan's key. It returns the location for the
 // object name (e.g. "out.tgz" or "main.log").
-func baseLocation(tmpl *v1alpha1.Template, plan *ArtifactPlan, name string) (v1alpha1.ArtifactLocation, error) {
+func baseLocation(tmpl *v1alpha1.Template, plan *step.ArtifactPlan, name string) (v1alpha1.ArtifactLocation, error) {
 	if al := tmpl.ArchiveLocation; al != nil && artifact.Kind(al) != "" {
 		loc := *al.DeepCopy()
 		loc.ArchiveLogs = nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -32,7 +33,7 @@ import (
 //
 // An artifact that fails does not stop the others; the error names every
 // failure, and the artifacts saved are returned either way.
-func SaveOutputs(ctx context.Context, tmpl *v1alpha1.Template, plan *ArtifactPlan, d *artifact.Drivers, p Paths, logPath string) ([]v1alpha1.Artifact, error) {
+func SaveOutputs(ctx context.Context, tmpl *v1alpha1.Template, plan *step.ArtifactPlan, d *artifact.Drivers, p Paths, logPath string) ([]v1alpha1.Artifact, error) {
 	if tmpl == nil {
 		return nil, nil
 	}
@@ -49,7 +50,7 @@ func SaveOutputs(ctx context.Context, tmpl *v1alpha1.Template, plan *ArtifactPla
 		}
 	}
 	if logPath != "" && archiveLogs(tmpl, plan) {
-		out, err := saveLog(ctx, tmpl, plan, d, logPath)
+		out, err := saveLog(ctx, tmpl, plan, d, p, logPath)
 		if err != nil {
 			problems = append(problems, err)
 		} else {
@@ -61,7 +62,7 @@ func SaveOutputs(ctx context.Context, tmpl *v1alpha1.Template, plan *ArtifactPla
 
 // archiveLogs reports whether the main log is saved: the template's
 // archiveLocation.archiveLogs when set, else the plan's.
-func archiveLogs(tmpl *v1alpha1.Template, plan *ArtifactPlan) bool {
+func archiveLogs(tmpl *v1alpha1.Template, plan *step.ArtifactPlan) bool {
 	if al := tmpl.ArchiveLocation; al != nil && al.ArchiveLogs != nil {
 		return *al.ArchiveLogs
 	}
@@ -70,7 +71,7 @@ func archiveLogs(tmpl *v1alpha1.Template, plan *ArtifactPlan) bool {
 
 // saveOutput saves one output artifact; ok is false for an optional one
 // that does not exist.
-func saveOutput(ctx context.Context, tmpl *v1alpha1.Template, a *v1alpha1.Artifact, plan *ArtifactPlan, d *artifact.Drivers, p Paths) (v1alpha1.Artifact, bool, error) {
+func saveOutput(ctx context.Context, tmpl *v1alpha1.Template, a *v1alpha1.Artifact, plan *step.ArtifactPlan, d *artifact.Drivers, p Paths) (v1alpha1.Artifact, bool, error) {
 	if a.Path == "" {
 		return v1alpha1.Artifact{}, false, fmt.Errorf("output artifact %q has no path", a.Name)
 	}
@@ -94,7 +95,7 @@ func saveOutput(ctx context.Context, tmpl *v1alpha1.Template, a *v1alpha1.Artifa
 	if err := outputLocation(tmpl, plan, &out, archived); err != nil {
 		return v1alpha1.Artifact{}, false, fmt.Errorf("output artifact %q: %w", a.Name, err)
 	}
-	if err := upload(ctx, src, &out, archived, plan, d); err != nil {
+	if err := upload(ctx, src, &out, archived, p.Scratch, d); err != nil {
 		return v1alpha1.Artifact{}, false, err
 	}
 	return out, true, nil
@@ -102,7 +103,7 @@ func saveOutput(ctx context.Context, tmpl *v1alpha1.Template, a *v1alpha1.Artifa
 
 // outputLocation sets out's location: its own, completed from the
 // repository, or the default one for its name.
-func outputLocation(tmpl *v1alpha1.Template, plan *ArtifactPlan, out *v1alpha1.Artifact, archived bool) error {
+func outputLocation(tmpl *v1alpha1.Template, plan *step.ArtifactPlan, out *v1alpha1.Artifact, archived bool) error {
 	logs := out.ArchiveLogs
 	if artifact.Kind(&out.ArtifactLocation) != "" {
 		if plan != nil {
@@ -123,8 +124,9 @@ func outputLocation(tmpl *v1alpha1.Template, plan *ArtifactPlan, out *v1alpha1.A
 	return nil
 }
 
-// upload packs src when archived and saves it to out's location.
-func upload(ctx context.Context, src string, out *v1alpha1.Artifact, archived bool, plan *ArtifactPlan, d *artifact.Drivers) error {
+// upload packs src when archived, into a file in the directory scratch
+// ("": os.TempDir()), and saves it to out's location.
+func upload(ctx context.Context, src string, out *v1alpha1.Artifact, archived bool, scratch string, d *artifact.Drivers) error {
 	fail := func(err error) error {
 		return fmt.Errorf("output artifact %q (%s): %w", out.Name, where(&out.ArtifactLocation), err)
 	}
@@ -133,10 +135,6 @@ func upload(ctx context.Context, src string, out *v1alpha1.Artifact, archived bo
 		return fail(err)
 	}
 	if archived {
-		scratch := ""
-		if plan != nil {
-			scratch = plan.Scratch
-		}
 		f, err := os.CreateTemp(scratch, "."+out.Name+".tgz-")
 		if err != nil {
 			return fail(fmt.Errorf("scratch file: %w", err))
@@ -158,14 +156,14 @@ func upload(ctx context.Context, src string, out *v1alpha1.Artifact, archived bo
 }
 
 // saveLog saves the main log as the artifact "main-logs".
-func saveLog(ctx context.Context, tmpl *v1alpha1.Template, plan *ArtifactPlan, d *artifact.Drivers, logPath string) (v1alpha1.Artifact, error) {
-	out := v1alpha1.Artifact{Name: LogArtifact}
+func saveLog(ctx context.Context, tmpl *v1alpha1.Template, plan *step.ArtifactPlan, d *artifact.Drivers, p Paths, logPath string) (v1alpha1.Artifact, error) {
+	out := v1alpha1.Artifact{Name: step.LogArtifact}
 	loc, err := baseLocation(tmpl, plan, "main.log")
 	if err != nil {
 		return out, fmt.Errorf("archive logs: %w", err)
 	}
 	out.ArtifactLocation = loc
-	if err := upload(ctx, logPath, &out, false, plan, d); err != nil {
+	if err := upload(ctx, logPath, &out, false, p.Scratch, d); err != nil {
 		return out, fmt.Errorf("archive logs: %w", err)
 	}
 	return out, nil

@@ -13,12 +13,13 @@ import (
 	apiv1 "k8s.io/api/core/v1"
 
 	"github.com/braidwf/braid/internal/artifact"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 func TestSaveOutputs(t *testing.T) {
-	plan := func(logs bool) *ArtifactPlan {
-		return &ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}},
+	plan := func(logs bool) *step.ArtifactPlan {
+		return &step.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}},
 			Key: "wf/pod", ArchiveLogs: logs}
 	}
 	// The step's files, as it left them (paths as it saw them).
@@ -30,7 +31,7 @@ func TestSaveOutputs(t *testing.T) {
 	cases := []struct {
 		name   string
 		tmpl   string // $URL is the http server
-		plan   *ArtifactPlan
+		plan   *step.ArtifactPlan
 		want   []string // name=location of each returned artifact
 		stored []stored
 		err    string
@@ -124,12 +125,10 @@ func TestSaveOutputs(t *testing.T) {
 				t.Fatal(err)
 			}
 			scratch := t.TempDir()
-			p := tc.plan
-			if p != nil {
-				p.Scratch = scratch
-			}
+			paths := f.paths
+			paths.Scratch = scratch
 			tp := parseTemplate(t, strings.ReplaceAll(tc.tmpl, "$URL", f.url))
-			got, err := SaveOutputs(context.Background(), tp, p, f.drivers, f.paths, logPath)
+			got, err := SaveOutputs(context.Background(), tp, tc.plan, f.drivers, paths, logPath)
 			if tc.err == "" && err != nil {
 				t.Fatalf("SaveOutputs: %v", err)
 			}
@@ -262,7 +261,7 @@ func TestInherit(t *testing.T) {
 func TestSaveOutputsErrorsWrap(t *testing.T) {
 	f := newFixture(t)
 	tp := parseTemplate(t, `{name: t, outputs: {artifacts: [{name: a, path: /tmp/nope}, {name: z, path: /tmp, archive: {zip: {}}}]}}`)
-	_, err := SaveOutputs(context.Background(), tp, &ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}}, f.drivers, f.paths, "")
+	_, err := SaveOutputs(context.Background(), tp, &step.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}}, f.drivers, f.paths, "")
 	if !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, artifact.ErrUnsupported) {
 		t.Fatalf("err = %v", err)
 	}

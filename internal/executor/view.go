@@ -25,6 +25,9 @@ type Paths struct {
 	// Lower is the view's lower layer: "" for the host's root, or an
 	// image's unpacked root file system.
 	Lower string
+	// Scratch is a directory for the tarballs packed before upload; "" means
+	// os.TempDir(). It should be on a disk, not in memory.
+	Scratch string
 }
 
 // lower is where the view's path is in the lower layer, on the host.

@@ -1,6 +1,9 @@
 // Package image finds container images kept on this machine and unpacks
 // their root file systems, so that the local runtime can run a step on its
-// image's root instead of the host's.
+// image's root instead of the host's. It also holds the image table
+// (Table, table.go): what the config file's `images` map says an image does
+// when a host runtime cannot pull it; internal/config parses it, and the
+// runtimes and internal/executor read it.
 //
 // # Where images are
 //

@@ -43,7 +43,8 @@
 // It performs no I/O beyond the writers it is given, reads no environment
 // (TERM=dumb and POD_NAMES are the caller's business: set Options.NoColor,
 // or the pod-name-format annotation) and holds no state. It imports only the
-// API types (pkg/apis/v1alpha1 and the Kubernetes metav1 types they embed)
-// and the standard library, text/tabwriter included: no braid internal
-// package, no YAML encoder (the caller renders -o yaml).
+// API types (pkg/apis/v1alpha1 and the Kubernetes metav1 types they embed),
+// pkg/nodeselector (--node-field-selector, shared with internal/wfops) and
+// the standard library, text/tabwriter included: no braid internal package,
+// no YAML encoder (the caller renders -o yaml).
 package printer

@@ -71,87 +71,11 @@ func getView(wf *v1alpha1.Workflow, o Options) (string, error) {
 	now := o.now()
 	p := newPalette(o)
 	var b strings.Builder
-	line := func(label string, value any) { fmt.Fprintf(&b, headerFmt, label, value) }
-	t := func(mt metav1.Time) time.Time { return wireTime(mt, now) }
-
-	spec := &wf.Spec
-	if wf.Status.StoredWorkflowSpec != nil {
-		spec = wf.Status.StoredWorkflowSpec
-	}
-	line("Name:", wf.Name)
-	line("Namespace:", wf.Namespace)
-	sa := spec.ServiceAccountName
-	if sa == "" {
-		if wf.Spec.WorkflowTemplateRef != nil {
-			sa = "unset"
-		} else {
-			sa = "unset (will run with the default ServiceAccount)"
-		}
-	}
-	line("ServiceAccount:", sa)
-	line("Status:", WorkflowStatus(wf))
-	if wf.Status.Message != "" {
-		line("Message:", wf.Status.Message)
-	}
-	if len(wf.Status.Conditions) > 0 {
-		line("Conditions:", "")
-		for _, c := range wf.Status.Conditions {
-			msg := c.Message
-			if msg == "" {
-				msg = string(c.Status)
-			}
-			line(p.conditionIcon(c.Type)+" "+string(c.Type), msg)
-		}
-	}
-	line("Created:", Timestamp(t(wf.CreationTimestamp), now))
-	started, finished := t(wf.Status.StartedAt), t(wf.Status.FinishedAt)
-	if !started.IsZero() {
-		line("Started:", Timestamp(started, now))
-	}
-	if !finished.IsZero() {
-		line("Finished:", Timestamp(finished, now))
-	}
-	if !started.IsZero() {
-		line("Duration:", spanLong(started, finished, now))
-	}
-	if wf.Status.Phase == v1alpha1.WorkflowRunning && wf.Status.EstimatedDuration > 0 {
-		line("EstimatedDuration:", HumanDuration(time.Duration(wf.Status.EstimatedDuration)*time.Second))
-	}
-	line("Progress:", wf.Status.Progress)
-	if len(wf.Status.ResourcesDuration) > 0 {
-		line("ResourcesDuration:", resourcesDuration(wf.Status.ResourcesDuration))
-	}
-	if params := spec.Arguments.Parameters; len(params) > 0 {
-		line("Parameters:", "")
-		for _, p := range params {
-			if p.Value != nil {
-				line("  "+p.Name+":", p.Value.String())
-			}
-		}
-	}
-	if outs := wf.Status.Outputs; outs != nil {
-		if len(outs.Parameters) > 0 {
-			line("Output Parameters:", "")
-			for _, p := range outs.Parameters {
-				switch {
-				case p.Value != nil:
-					line("  "+p.Name+":", p.Value.String())
-				case p.Default != nil:
-					line("  "+p.Name+":", p.Default.String())
-				case p.ValueFrom != nil:
-					line("  "+p.Name+":", "")
-				}
-			}
-		}
-		if len(outs.Artifacts) > 0 {
-			line("Output Artifacts:", "")
-			for i := range outs.Artifacts {
-				if v, ok := outputArtifactValue(&outs.Artifacts[i]); ok {
-					line("  "+outs.Artifacts[i].Name+":", v)
-				}
-			}
-		}
-	}
+	h := header{b: &b, now: now}
+	h.identity(wf, p)
+	h.times(wf)
+	h.arguments(wf)
+	h.outputs(wf.Status.Outputs)
 
 	if _, ok := wf.Status.Nodes[wf.Name]; !ok {
 		return b.String(), nil // no tree: even "short" shows the header
@@ -164,6 +88,122 @@ func getView(wf *v1alpha1.Workflow, o Options) (string, error) {
 		return tree, nil
 	}
 	return b.String() + "\n" + tree, nil
+}
+
+// header writes the lines of `argo get`'s header block.
+type header struct {
+	b   *strings.Builder
+	now time.Time
+}
+
+// line writes one "Label: value" line.
+func (h header) line(label string, value any) { fmt.Fprintf(h.b, headerFmt, label, value) }
+
+// at is a wire time as shown, relative to now.
+func (h header) at(mt metav1.Time) time.Time { return wireTime(mt, h.now) }
+
+// runSpec is the spec the workflow runs: the stored one once it has started.
+func runSpec(wf *v1alpha1.Workflow) *v1alpha1.WorkflowSpec {
+	if wf.Status.StoredWorkflowSpec != nil {
+		return wf.Status.StoredWorkflowSpec
+	}
+	return &wf.Spec
+}
+
+// identity writes the name, the service account, the status and the
+// conditions.
+func (h header) identity(wf *v1alpha1.Workflow, p palette) {
+	h.line("Name:", wf.Name)
+	h.line("Namespace:", wf.Namespace)
+	sa := runSpec(wf).ServiceAccountName
+	if sa == "" {
+		if wf.Spec.WorkflowTemplateRef != nil {
+			sa = "unset"
+		} else {
+			sa = "unset (will run with the default ServiceAccount)"
+		}
+	}
+	h.line("ServiceAccount:", sa)
+	h.line("Status:", WorkflowStatus(wf))
+	if wf.Status.Message != "" {
+		h.line("Message:", wf.Status.Message)
+	}
+	if len(wf.Status.Conditions) > 0 {
+		h.line("Conditions:", "")
+		for _, c := range wf.Status.Conditions {
+			msg := c.Message
+			if msg == "" {
+				msg = string(c.Status)
+			}
+			h.line(p.conditionIcon(c.Type)+" "+string(c.Type), msg)
+		}
+	}
+}
+
+// times writes when the workflow was created, started and finished, how
+// long it ran, its progress and the resources it used.
+func (h header) times(wf *v1alpha1.Workflow) {
+	now := h.now
+	h.line("Created:", Timestamp(h.at(wf.CreationTimestamp), now))
+	started, finished := h.at(wf.Status.StartedAt), h.at(wf.Status.FinishedAt)
+	if !started.IsZero() {
+		h.line("Started:", Timestamp(started, now))
+	}
+	if !finished.IsZero() {
+		h.line("Finished:", Timestamp(finished, now))
+	}
+	if !started.IsZero() {
+		h.line("Duration:", spanLong(started, finished, now))
+	}
+	if wf.Status.Phase == v1alpha1.WorkflowRunning && wf.Status.EstimatedDuration > 0 {
+		h.line("EstimatedDuration:", HumanDuration(time.Duration(wf.Status.EstimatedDuration)*time.Second))
+	}
+	h.line("Progress:", wf.Status.Progress)
+	if len(wf.Status.ResourcesDuration) > 0 {
+		h.line("ResourcesDuration:", resourcesDuration(wf.Status.ResourcesDuration))
+	}
+}
+
+// arguments writes the workflow's parameters that have a value.
+func (h header) arguments(wf *v1alpha1.Workflow) {
+	params := runSpec(wf).Arguments.Parameters
+	if len(params) == 0 {
+		return
+	}
+	h.line("Parameters:", "")
+	for _, p := range params {
+		if p.Value != nil {
+			h.line("  "+p.Name+":", p.Value.String())
+		}
+	}
+}
+
+// outputs writes the workflow's output parameters and artifacts.
+func (h header) outputs(outs *v1alpha1.Outputs) {
+	if outs == nil {
+		return
+	}
+	if len(outs.Parameters) > 0 {
+		h.line("Output Parameters:", "")
+		for _, p := range outs.Parameters {
+			switch {
+			case p.Value != nil:
+				h.line("  "+p.Name+":", p.Value.String())
+			case p.Default != nil:
+				h.line("  "+p.Name+":", p.Default.String())
+			case p.ValueFrom != nil:
+				h.line("  "+p.Name+":", "")
+			}
+		}
+	}
+	if len(outs.Artifacts) > 0 {
+		h.line("Output Artifacts:", "")
+		for i := range outs.Artifacts {
+			if v, ok := outputArtifactValue(&outs.Artifacts[i]); ok {
+				h.line("  "+outs.Artifacts[i].Name+":", v)
+			}
+		}
+	}
 }
 
 // WorkflowStatus is the STATUS of `argo list` and the Status line of

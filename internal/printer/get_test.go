@@ -166,45 +166,6 @@ func TestGetErrors(t *testing.T) {
 	}
 }
 
-func TestFieldSelector(t *testing.T) {
-	n := &v1alpha1.NodeStatus{
-		ID: "w-1", Name: "w[0].a", DisplayName: "a", TemplateName: "echo", Phase: v1alpha1.NodeSucceeded,
-		Inputs: &v1alpha1.Inputs{Parameters: params("msg", "a,b=c")},
-	}
-	tests := []struct {
-		sel  string
-		want bool
-	}{
-		{"", true},
-		{"phase=Succeeded", true},
-		{"phase==Succeeded", true},
-		{"phase!=Succeeded", false},
-		{"phase=Succeeded,displayName=a", true},
-		{"phase=Succeeded,displayName=b", false},
-		{"templateName=echo", true},
-		{"templateRef.name=", true}, // an absent field reads as ""
-		{`inputs.parameters.msg.value=a\,b\=c`, true},
-		{"name=w[0].a,id=w-1", true},
-	}
-	for _, tt := range tests {
-		f, err := parseFieldSelector(tt.sel)
-		if err != nil {
-			t.Errorf("%q: %v", tt.sel, err)
-			continue
-		}
-		if got := f.matches(n); got != tt.want {
-			t.Errorf("%q matches = %v, want %v", tt.sel, got, tt.want)
-		}
-	}
-	n.TemplateRef = &v1alpha1.TemplateRef{Name: "lib", Template: "say"}
-	for sel, want := range map[string]bool{"templateName=say": true, "templateName=echo": false, "templateRef.name=lib": true} {
-		f, _ := parseFieldSelector(sel)
-		if got := f.matches(n); got != want {
-			t.Errorf("with templateRef, %q matches = %v, want %v", sel, got, want)
-		}
-	}
-}
-
 func TestWorkflowStatus(t *testing.T) {
 	yes := true
 	tests := []struct {

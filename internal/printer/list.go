@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -74,21 +73,9 @@ func WriteList(w io.Writer, wfs []*v1alpha1.Workflow, o ListOptions) error {
 
 // SortWorkflows sorts wfs in the order of `argo list`: unfinished workflows
 // first, newest created first, then finished ones, latest finished first.
-// Ties keep their order.
-func SortWorkflows(wfs []*v1alpha1.Workflow) {
-	sort.SliceStable(wfs, func(i, j int) bool {
-		a, b := wfs[i], wfs[j]
-		aDone, bDone := !a.Status.FinishedAt.IsZero(), !b.Status.FinishedAt.IsZero()
-		switch {
-		case !aDone && !bDone:
-			return seconds(b.CreationTimestamp.Time).Before(seconds(a.CreationTimestamp.Time))
-		case aDone != bDone:
-			return !aDone
-		default:
-			return seconds(b.Status.FinishedAt.Time).Before(seconds(a.Status.FinishedAt.Time))
-		}
-	})
-}
+// Ties keep their order. It is v1alpha1.SortWorkflows, which the server's
+// list stream uses too.
+func SortWorkflows(wfs []*v1alpha1.Workflow) { v1alpha1.SortWorkflows(wfs) }
 
 // seconds drops the fraction the JSON form of a time does not carry.
 func seconds(t time.Time) time.Time { return t.Truncate(time.Second) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
+	"github.com/braidwf/braid/pkg/nodeselector"
 )
 
 // treeNode is one drawable node and the nodes drawn below it.
@@ -134,7 +135,7 @@ type treeRenderer struct {
 	p       palette
 	output  string
 	now     time.Time
-	filter  nodeFilter
+	filter  *nodeselector.Selector
 	phases  []string
 	visited map[*treeNode]bool
 }
@@ -207,7 +208,7 @@ func (r *treeRenderer) keep(st *v1alpha1.NodeStatus) bool {
 		}
 		return false
 	}
-	return r.filter.matches(st)
+	return r.filter == nil || r.filter.Matches(st)
 }
 
 // render draws n with prefix nodePrefix; its descendants start their

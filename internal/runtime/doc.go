@@ -1,7 +1,26 @@
 // Package runtime declares what a step runtime does: start a step, kill it,
 // report its result, and serve its logs. Implementations live below it:
-// local/ runs steps as host processes, kube/ (later) as pods.
+// local/ runs steps as host processes (the embedded deployment), kube/ as
+// pods (the Kubernetes deployment).
 //
-// The package holds only types and the interface; it imports the API types
-// and nothing else of braid.
+// # What it owns
+//
+//   - The Runtime interface (runtime.go), with the Run it starts (the
+//     engine's step.Launch plus where it belongs) and the StepEvents it
+//     reports (a step.Result for one run); ErrUnknownRun.
+//   - WorkflowResources (workflow.go): what a runtime keeps for a whole
+//     workflow (its PVCs), returned as a value for the controller to write.
+//   - Queue (queue.go): the in-order, never-blocking queue of StepEvents
+//     that both runtimes deliver through (and the controller's Manager
+//     uses per workflow).
+//
+// A runtime reports results; it never writes a Workflow (only the
+// controller does).
+//
+// # Must not import
+//
+// It imports the API types and internal/step (the step data it shares with
+// the engine and the executor) and nothing else of braid. It must not
+// import its implementations, the executor, the engine, the store, the
+// controller, the server or the CLI.
 package runtime

@@ -24,40 +24,44 @@ const updateAttempts = 20
 // optimistic concurrency, starting over when the controller wrote first.
 // The controller notices the write and acts on it.
 func (s *workflowServer) change(ctx context.Context, namespace, name string, op func(*v1alpha1.Workflow) (*v1alpha1.Workflow, error)) (*v1alpha1.Workflow, error) {
-	for range updateAttempts {
-		wf, err := s.get(ctx, namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		orig := wf
-		wf, err = op(wf)
-		if err != nil {
-			return nil, opError(err)
-		}
-		// wfops returns a changed copy, so orig is still what was read. A
-		// status update leaves the spec as stored: only when the action
-		// did not change it (suspend, stop and terminate do).
-		if su, ok := s.store.(statusUpdater); ok && wf != orig && reflect.DeepEqual(orig.Spec, wf.Spec) {
-			// Only the nodes the action changed are written (and then
-			// streamed): on a 10,000-node workflow a resume is one node.
-			err = su.UpdateWorkflowStatus(ctx, wf, changedNodes(orig.Status.Nodes, wf.Status.Nodes))
-		} else {
-			err = s.store.Update(ctx, wf)
-		}
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(err, wf.Name)
-		}
-		return wf, nil
+	var orig *v1alpha1.Workflow // what the attempt read
+	wf, err := store.Modify(ctx, updateAttempts,
+		func(ctx context.Context) (*v1alpha1.Workflow, error) { return s.get(ctx, namespace, name) },
+		func(wf *v1alpha1.Workflow) (*v1alpha1.Workflow, bool, error) {
+			orig = wf
+			out, err := op(wf)
+			if err != nil {
+				return nil, false, opError(err)
+			}
+			return out, true, nil
+		},
+		func(ctx context.Context, wf *v1alpha1.Workflow) error {
+			// wfops returns a changed copy, so orig is still what was read. A
+			// status update leaves the spec as stored: only when the action
+			// did not change it (suspend, stop and terminate do).
+			var err error
+			if su := s.caps.StatusUpdater; su != nil && wf != orig && reflect.DeepEqual(orig.Spec, wf.Spec) {
+				// Only the nodes the action changed are written (and then
+				// streamed): on a 10,000-node workflow a resume is one node.
+				err = su.UpdateWorkflowStatus(ctx, wf, changedNodes(orig.Status.Nodes, wf.Status.Nodes))
+			} else {
+				err = s.store.Update(ctx, wf)
+			}
+			if err != nil && !errors.Is(err, store.ErrConflict) {
+				return storeError(err, wf.Name)
+			}
+			return err
+		})
+	if errors.Is(err, store.ErrConflict) {
+		return nil, status.Errorf(codes.Aborted, "workflows.argoproj.io %q changed too often to apply the request; try again", name)
 	}
-	return nil, status.Errorf(codes.Aborted, "workflows.argoproj.io %q changed too often to apply the request; try again", name)
+	return wf, err
 }
 
-// statusUpdater is a store that can write a workflow with only some of its
-// node rows (sqlite.Store; the controller's hot path).
-type statusUpdater interface {
+// StatusUpdater is a store that can write a workflow with only some of its
+// node rows (Capabilities.StatusUpdater; sqlite.Store, the controller's hot
+// path).
+type StatusUpdater interface {
 	UpdateWorkflowStatus(ctx context.Context, wf *v1alpha1.Workflow, changedNodes []string) error
 }
 

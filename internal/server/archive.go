@@ -17,28 +17,24 @@ import (
 
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/wfops"
 	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
 // Archive is what ArchivedWorkflowService needs from a store on top of
-// Store. A store without it serves no archive: every archive RPC answers
-// Unimplemented.
+// Store (Capabilities.Archive). Without it the server serves no archive:
+// every archive RPC answers Unimplemented.
 type Archive interface {
 	GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow, error)
-	ListArchived(ctx context.Context, opts sqlite.ArchiveListOptions) ([]v1alpha1.Workflow, bool, error)
-	CountArchived(ctx context.Context, opts sqlite.ArchiveListOptions) (int64, error)
+	ListArchived(ctx context.Context, opts store.ArchiveListOptions) ([]v1alpha1.Workflow, bool, error)
+	CountArchived(ctx context.Context, opts store.ArchiveListOptions) (int64, error)
 	DeleteArchived(ctx context.Context, uid string) error
 	ArchivedLabelKeys(ctx context.Context, namespace string) ([]string, error)
 	ArchivedLabelValues(ctx context.Context, namespace, key string) ([]string, error)
 }
 
-var (
-	_ Archive                                       = (*sqlite.Store)(nil)
-	_ workflowarchive.ArchivedWorkflowServiceServer = (*archiveServer)(nil)
-)
+var _ workflowarchive.ArchivedWorkflowServiceServer = (*archiveServer)(nil)
 
 // archiveServer is ArchivedWorkflowService: the archive (list, get,
 // delete, label keys and values) and retry and resubmit of an archived
@@ -51,9 +47,9 @@ type archiveServer struct {
 	forget  func(namespace, name string) error // nil: step logs stay
 }
 
-func newArchiveServer(st Store, log *slog.Logger) *archiveServer {
-	a, _ := st.(Archive)
-	return &archiveServer{archive: a, wfs: &workflowServer{store: st, log: log}, log: log}
+// newArchiveServer serves archive a (nil: none) beside the live store st.
+func newArchiveServer(st Store, a Archive, log *slog.Logger) *archiveServer {
+	return &archiveServer{archive: a, wfs: &workflowServer{store: st, caps: Capabilities{Archive: a}, log: log}, log: log}
 }
 
 func (s *archiveServer) ready() error {
@@ -133,12 +129,12 @@ func (s *archiveServer) listArchived(ctx context.Context, req *workflowarchive.L
 // archiveListOptions reads a list request: listOptions.continue is an
 // offset; the field selector may name metadata.name and
 // metadata.namespace, and ext.showRemainingItemCount asks for a count.
-func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqlite.ArchiveListOptions, bool, error) {
+func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (store.ArchiveListOptions, bool, error) {
 	lo := listOptions(req.GetListOptions())
-	opts := sqlite.ArchiveListOptions{
+	opts := store.ArchiveListOptions{
 		Namespace:     req.GetNamespace(),
 		NamePrefix:    req.GetNamePrefix(),
-		NameFilter:    sqlite.NameFilter(req.GetNameFilter()),
+		NameFilter:    store.NameFilter(req.GetNameFilter()),
 		LabelSelector: lo.LabelSelector,
 	}
 	if lo.Limit < 0 {
@@ -169,7 +165,7 @@ func archiveListOptions(req *workflowarchive.ListArchivedWorkflowsRequest) (sqli
 		k, v = strings.TrimSuffix(strings.TrimSpace(k), "!"), strings.TrimPrefix(strings.TrimSpace(v), "=")
 		switch {
 		case ok && k == "metadata.name" && not:
-			opts.Name, opts.NameFilter = v, sqlite.NameNotEquals
+			opts.Name, opts.NameFilter = v, store.NameNotEquals
 		case ok && k == "metadata.name":
 			opts.Name = v
 		case ok && k == "metadata.namespace" && !not:

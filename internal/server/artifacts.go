@@ -80,8 +80,8 @@ func (a *artifactServer) files(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *artifactServer) archived(ctx context.Context, uid string) (*v1alpha1.Workflow, error) {
-	arch, ok := a.wf.store.(Archive)
-	if !ok {
+	arch := a.wf.caps.Archive
+	if arch == nil {
 		return nil, store.ErrNotFound
 	}
 	return arch.GetArchived(ctx, uid)

@@ -42,7 +42,7 @@ func BenchmarkAuthOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv, err := New(Options{Store: st, Auth: mode.gk})
+		srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Auth: mode.gk})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -378,7 +378,7 @@ func TestEveryRouteHasARule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	srv, err := New(Options{Store: st})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestCreateLargestBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

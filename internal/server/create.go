@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -27,7 +26,7 @@ func (s *workflowServer) createNamed(ctx context.Context, wf *v1alpha1.Workflow,
 	}
 	var err error
 	for range generateNameAttempts {
-		wf.Name = sqlite.GenerateName(wf.GenerateName)
+		wf.Name = store.GenerateName(wf.GenerateName)
 		if named != nil {
 			named(wf)
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/braidwf/braid/internal/server/gateway"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
 	"github.com/braidwf/braid/pkg/apiclient/event"
@@ -44,7 +43,8 @@ type crud struct {
 	list func(items []store.Object, continueToken string) (any, error)
 }
 
-// conflictRetries bounds read-modify-write retries (suspend, resume).
+// conflictRetries bounds read-modify-write retries (suspend, resume): a
+// first try, then this many more.
 const conflictRetries = 5
 
 // errorf is the status error for this kind and name of err, with
@@ -211,7 +211,7 @@ func (c *crud) create(ctx context.Context, namespace string, in store.Object, op
 func (c *crud) createGenerated(ctx context.Context, obj store.Object) error {
 	var err error
 	for range generateNameAttempts {
-		obj.SetName(sqlite.GenerateName(obj.GetGenerateName()))
+		obj.SetName(store.GenerateName(obj.GetGenerateName()))
 		if err = c.store.Create(ctx, obj); !errors.Is(err, store.ErrAlreadyExists) {
 			break
 		}
@@ -328,23 +328,20 @@ func keepStatus(cur, obj store.Object) {
 // modify applies fn to the stored object and writes it, reading again and
 // retrying when another writer got there first.
 func (c *crud) modify(ctx context.Context, namespace, name string, fn func(store.Object) error) (store.Object, error) {
-	for attempt := 0; ; attempt++ {
-		o, err := c.get(ctx, namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		if err := fn(o); err != nil {
-			return nil, err
-		}
-		err = c.store.Update(ctx, o)
-		if errors.Is(err, store.ErrConflict) && attempt < conflictRetries {
-			continue
-		}
-		if err != nil {
-			return nil, c.errorf(err, name)
-		}
-		return o, nil
+	o, err := store.Modify(ctx, conflictRetries+1,
+		func(ctx context.Context) (store.Object, error) { return c.get(ctx, namespace, name) },
+		func(o store.Object) (store.Object, bool, error) { return o, true, fn(o) },
+		func(ctx context.Context, o store.Object) error {
+			err := c.store.Update(ctx, o)
+			if err != nil && !errors.Is(err, store.ErrConflict) {
+				return c.errorf(err, name)
+			}
+			return err
+		})
+	if errors.Is(err, store.ErrConflict) {
+		return nil, c.errorf(err, name)
 	}
+	return o, err
 }
 
 // delete removes an object after checking deleteOptions.preconditions;
@@ -424,12 +421,12 @@ type kindServers struct {
 	events           *eventServer
 }
 
-func newKindServers(st Store, log *slog.Logger) *kindServers {
+func newKindServers(st Store, archive Archive, log *slog.Logger) *kindServers {
 	return &kindServers{
 		templates:        newTemplateServer(st, log),
 		clusterTemplates: newClusterTemplateServer(st, log),
 		crons:            newCronServer(st, log),
-		archive:          newArchiveServer(st, log),
+		archive:          newArchiveServer(st, archive, log),
 		events:           newEventServer(st, log),
 	}
 }

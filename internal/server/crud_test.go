@@ -31,7 +31,7 @@ func startServerStore(t testing.TB, opts Options) (string, *sqlite.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Store, opts.Version = st, testVersion
+	opts.Store, opts.Capabilities, opts.Version = st, sqliteCaps(st), testVersion
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@
 // and /readyz. api/README.md says how one set of Go types defines both.
 //
 // The server stores and changes objects; it never runs a step. The
-// controller's Manager (wired by the CLI) watches the same store and runs
+// controller's Manager (wired by internal/app) watches the same store and runs
 // what the server writes: a create, a retry that reopens a workflow, a
 // resume that settles a suspend node.
 //
@@ -58,5 +58,15 @@
 //     `fields` filter.
 //
 // It uses the store through the small Store interface declared here, and
-// internal/spec to validate; it must not import the engine or a runtime.
+// what a store may offer on top of it (an archive, counts, node deltas,
+// partial status writes) as typed Options.Capabilities, which the wiring
+// (internal/app) sets: a nil one is off, and the server never looks for
+// one on the Store by type assertion. It uses internal/spec to validate.
+//
+// # Must not import
+//
+// The engine, a runtime, the executor, a concrete store
+// (internal/store/sqlite, kube, postgres), the printer, the controller
+// (only internal/controller/cron, for its backfill functions), the CLI or
+// internal/app. hack/lintarch checks this.
 package server

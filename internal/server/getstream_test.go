@@ -29,7 +29,7 @@ import (
 // one as the generated gateway handler did when objects travelled as
 // Structs (structJSON), with the server's marshaler, error handler,
 // response header and auth middleware, behind gk's HTTP authentication.
-func oldGetGateway(t testing.TB, st Store, gk *auth.Gatekeeper) http.Handler {
+func oldGetGateway(t testing.TB, st *sqlite.Store, gk *auth.Gatekeeper) http.Handler {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	gw := gwruntime.NewServeMux(
@@ -42,7 +42,7 @@ func oldGetGateway(t testing.TB, st Store, gk *auth.Gatekeeper) http.Handler {
 		gwruntime.WithUnescapingMode(gwruntime.UnescapingModeAllExceptReserved),
 		gwruntime.WithMiddlewares(gk.GatewayMiddleware(auth.GatewayRoutes())),
 	)
-	wfs, archive := &workflowServer{store: st, log: log}, newArchiveServer(st, log)
+	wfs, archive := &workflowServer{store: st, caps: sqliteCaps(st), log: log}, newArchiveServer(st, st, log)
 	for _, r := range getRoutes(wfs, archive) {
 		if err := gw.HandlePath(http.MethodGet, r.pattern, func(w http.ResponseWriter, req *http.Request, params map[string]string) {
 			_, m := gwruntime.MarshalerForRequest(gw, req)
@@ -200,7 +200,7 @@ func newGetEnv(t *testing.T) *getEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: st, Version: testVersion, Auth: gk})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion, Auth: gk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestGetHugeWorkflowMemory(t *testing.T) {
 	if err := st.Create(ctx, hugeWorkflow(nodes)); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

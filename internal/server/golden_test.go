@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -29,7 +31,20 @@ import (
 type runningServer struct {
 	base  string // http://127.0.0.1:port
 	store *sqlite.Store
+	clock *aheadClock // the controller's
 }
+
+// aheadClock is the machine's clock moved ahead by what the test adds: the
+// controller's clock, so that a test reaches a later second without
+// waiting for it. Its timers are real ones for the time it shows.
+type aheadClock struct{ ahead atomic.Int64 }
+
+func (c *aheadClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+// Step moves the clock ahead by d.
+func (c *aheadClock) Step(d time.Duration) { c.ahead.Add(int64(d)) }
+
+func (c *aheadClock) wakeAt(t time.Time) <-chan time.Time { return time.After(t.Sub(c.Now())) }
 
 // startRunningServer serves on 127.0.0.1:0 with a Manager running stored
 // workflows; everything stops when the test ends.
@@ -45,7 +60,8 @@ func startRunningServer(t *testing.T) *runningServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt})
+	clock := &aheadClock{}
+	ctl, err := controller.New(controller.Options{Store: st, Runtime: rt, Archive: st, Clock: clock.Now, WakeAt: clock.wakeAt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +71,7 @@ func startRunningServer(t *testing.T) *runningServer {
 	}
 	mdone := make(chan error, 1)
 	go func() { mdone <- mgr.Run(ctx) }()
-	srv, err := New(Options{Store: st, Version: testVersion,
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion,
 		LogPath: func(ns, wf, pod string) string { return local.LogPath(dir, ns, wf, pod) }})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +101,7 @@ func startRunningServer(t *testing.T) *runningServer {
 			t.Errorf("close store: %v", err)
 		}
 	})
-	return &runningServer{base: "http://" + l.Addr().String(), store: st}
+	return &runningServer{base: "http://" + l.Addr().String(), store: st, clock: clock}
 }
 
 // stepsWF is ARGO-API §6's example: main runs hello1 and then hello2, each
@@ -231,21 +247,19 @@ func suspendJSON(name string) string { return strings.Replace(suspendWF, "%NAME%
 // waitStore polls the store until ok holds for the workflow.
 func waitStore(t *testing.T, st *sqlite.Store, ns, name, what string, ok func(*v1alpha1.Workflow) bool) *v1alpha1.Workflow {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var wf *v1alpha1.Workflow
+	testutil.Eventually(t, 60*time.Second, name+": "+what, func() error {
 		obj, err := st.Get(context.Background(), store.KindWorkflow, ns, name)
 		if err != nil {
 			t.Fatalf("get %s: %v", name, err)
 		}
-		wf := obj.(*v1alpha1.Workflow)
+		wf = obj.(*v1alpha1.Workflow)
 		if ok(wf) {
-			return wf
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not %s: phase %q, %s", name, what, wf.Status.Phase, wf.Status.Message)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("phase %q, %s", wf.Status.Phase, wf.Status.Message)
+	})
+	return wf
 }
 
 func finished(wf *v1alpha1.Workflow) bool {
@@ -300,15 +314,16 @@ func TestGoldenWorkflowREST(t *testing.T) {
 	// A named workflow, so that node ids (<wf>-<fnv32a(node name)>) are
 	// stable and recorded as they are.
 	mustDo(t, "POST", api, `{"workflow":`+stepsJSON(`"name":"steps-golden"`)+`}`)
-	golden := waitStore(t, srv.store, "argo", "steps-golden", "finished", finished)
+	waitStore(t, srv.store, "argo", "steps-golden", "finished", finished)
 
 	res = mustDo(t, "GET", api+"/steps-golden", "")
 	goldenJSON(t, "get-succeeded.json", res.body, nil)
 	checkArgoShape(t, res.body)
 
 	// Resume "approve" in a later second than steps-golden finished (the
-	// JSON times have whole seconds), so that it is the latest finished.
-	time.Sleep(time.Until(golden.Status.FinishedAt.Add(time.Second)))
+	// JSON times have whole seconds), so that it is the latest finished:
+	// the controller's clock moves on by a second.
+	srv.clock.Step(time.Second)
 	mustDo(t, "PUT", api+"/approve/resume", `{}`)
 	waitStore(t, srv.store, "argo", "approve", "finished", finished)
 

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -25,13 +24,11 @@ type listQuery struct {
 
 // Counter is what a store needs on top of Store for a list page's
 // metadata.remainingItemCount: Count is how many objects List with opts
-// would return from opts.Continue on (sqlite and kube stores have it). A
-// store without it leaves remainingItemCount out.
+// would return from opts.Continue on (Capabilities.Counter; sqlite and kube
+// stores have it). Without it remainingItemCount is left out.
 type Counter interface {
 	Count(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) (int64, error)
 }
-
-var _ Counter = (*sqlite.Store)(nil)
 
 // parseListRequest reads argo list's filters: listOptions (label and field
 // selectors, limit, continue), nameFilter (applied to the metadata.name of
@@ -96,8 +93,8 @@ func parseTimeParam(name, value string, def time.Time) (time.Time, error) {
 // name (and uid, when given): GetWorkflow answers from the archive when the
 // live workflow is gone, as argo-server does.
 func (s *workflowServer) fromArchive(ctx context.Context, namespace, name, uid string) (*v1alpha1.Workflow, bool) {
-	a, ok := s.store.(Archive)
-	if !ok || name == latest {
+	a := s.caps.Archive
+	if a == nil || name == latest {
 		return nil, false
 	}
 	if uid != "" {
@@ -107,7 +104,7 @@ func (s *workflowServer) fromArchive(ctx context.Context, namespace, name, uid s
 		}
 		return wf, true
 	}
-	list, _, err := a.ListArchived(ctx, sqlite.ArchiveListOptions{Namespace: namespace, Name: name, NameFilter: sqlite.NameExact, Limit: 1})
+	list, _, err := a.ListArchived(ctx, store.ArchiveListOptions{Namespace: namespace, Name: name, NameFilter: store.NameExact, Limit: 1})
 	if err != nil || len(list) == 0 {
 		return nil, false
 	}

@@ -31,7 +31,6 @@ func TestListFiltersREST(t *testing.T) {
 			t.Fatal(err)
 		}
 		created = append(created, wf.CreationTimestamp.Time)
-		time.Sleep(10 * time.Millisecond)
 	}
 	list := func(query string) []string {
 		t.Helper()

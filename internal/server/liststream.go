@@ -32,7 +32,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apiclient/workflowarchive"
@@ -193,7 +192,7 @@ func (s *workflowServer) listWorkflows(ctx context.Context, req *workflow.Workfl
 		}
 		// Argo sorts each page: unfinished first, newest created first,
 		// then finished ones, latest finished first (ARGO-API §2.1).
-		printer.SortWorkflows(wfs)
+		v1alpha1.SortWorkflows(wfs)
 		for _, wf := range wfs {
 			if err := emit(wf); err != nil {
 				return meta, err
@@ -221,8 +220,8 @@ func (s *workflowServer) remaining(ctx context.Context, namespace string, opts s
 	if next == "" {
 		return new(int64), nil
 	}
-	c, ok := s.store.(Counter)
-	if !ok {
+	c := s.caps.Counter
+	if c == nil {
 		return nil, nil
 	}
 	opts.Continue, opts.Limit, opts.Fields = next, 0, nil

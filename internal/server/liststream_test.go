@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
@@ -117,7 +116,7 @@ func oldList(t *testing.T, st Store, req *workflow.WorkflowListRequest) *v1alpha
 		}
 		wfs = append(wfs, wf)
 	}
-	printer.SortWorkflows(wfs)
+	v1alpha1.SortWorkflows(wfs)
 	list := &v1alpha1.WorkflowList{}
 	list.Continue = next
 	for _, wf := range wfs {
@@ -138,12 +137,12 @@ func gatewayJSON(t *testing.T, list *v1alpha1.WorkflowList, fields string) []byt
 // keep, drop or reach into arrays, filters, and client pages.
 func TestListStreamMatchesGateway(t *testing.T) {
 	st := seedList(t, listWorkflowCount)
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := srv.Handler()
-	wfs := &workflowServer{store: st, log: srv.log}
+	wfs := &workflowServer{store: st, caps: sqliteCaps(st), log: srv.log}
 	page := oldList(t, st, &workflow.WorkflowListRequest{Namespace: "argo", ListOptions: &metav1.ListOptions{Limit: 7}})
 	for _, tc := range []struct {
 		name  string
@@ -219,7 +218,7 @@ func firstDiff(got, want []byte) string {
 // the latest finished first, each compared to the second.
 func TestListWholeInArgoOrder(t *testing.T) {
 	st := seedList(t, listWorkflowCount)
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +298,7 @@ func (f *finishingStore) List(ctx context.Context, kind store.Kind, ns string, o
 // unfinished pages already read) is listed once.
 func TestListWholeWhileOneFinishes(t *testing.T) {
 	fs := &finishingStore{Store: seedList(t, listWorkflowCount)}
-	wfs := &workflowServer{store: fs}
+	wfs := &workflowServer{store: fs, caps: sqliteCaps(fs.Store)}
 	got, err := wfs.ListWorkflows(context.Background(), &workflow.WorkflowListRequest{Namespace: "argo", Fields: "items.metadata.name"})
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +317,7 @@ func TestListWholeWhileOneFinishes(t *testing.T) {
 // workflow once, each page sorted as Argo sorts a page.
 func TestListClientPages(t *testing.T) {
 	st := seedList(t, 650)
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +356,7 @@ func TestListClientPages(t *testing.T) {
 // with the gateway's error JSON and status.
 func TestListStreamErrors(t *testing.T) {
 	st := seedList(t, 3)
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +375,7 @@ func TestListStreamErrors(t *testing.T) {
 // of `argo list`); -benchmem shows what each item costs in garbage.
 func BenchmarkListREST(b *testing.B) {
 	st := seedList(b, listPageSize)
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -471,11 +470,11 @@ func TestArchiveListStreamMatchesGateway(t *testing.T) {
 	if err := st.ArchiveBatch(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: st, Version: testVersion})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
-	as := newArchiveServer(st, srv.log)
+	as := newArchiveServer(st, st, srv.log)
 	for _, q := range []url.Values{
 		{},
 		{"namespace": {"b"}, "listOptions.labelSelector": {"n=3"}},

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -167,14 +166,14 @@ type podLog struct {
 // round sends what each selected pod's log gained since the last round.
 func (t *logTail) round(wf *v1alpha1.Workflow, final bool) error {
 	lastWrite := func(n *v1alpha1.NodeStatus) time.Time {
-		fi, err := os.Stat(t.s.logPath(wf.Namespace, wf.Name, printer.PodName(wf, n)))
+		fi, err := os.Stat(t.s.logPath(wf.Namespace, wf.Name, wf.NodePodName(n)))
 		if err != nil {
 			return time.Unix(1<<40, 0) // no log yet: after those that have one
 		}
 		return fi.ModTime()
 	}
 	for _, n := range stepsInOrder(wf, lastWrite) {
-		pod := printer.PodName(wf, &n)
+		pod := wf.NodePodName(&n)
 		if t.q.pod != "" && pod != t.q.pod && n.ID != t.q.pod {
 			continue
 		}

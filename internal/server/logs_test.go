@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -188,11 +187,11 @@ func logServer(t *testing.T) (*Server, string) {
 		t.Fatal(err)
 	}
 	logPath := func(ns, wf, pod string) string { return filepath.Join(dir, "logs", ns, wf, pod, "main.log") }
-	path := logPath("argo", "big", printer.PodName(wf, &node))
+	path := logPath("argo", "big", wf.NodePodName(&node))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: st, Version: testVersion, LogPath: logPath})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion, LogPath: logPath})
 	if err != nil {
 		t.Fatal(err)
 	}

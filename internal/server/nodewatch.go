@@ -65,11 +65,12 @@ func (s *workflowServer) WatchWorkflowNodes(req *workflow.WatchWorkflowNodesRequ
 	}
 }
 
-// nodeDeltas is what a store may offer so that a change costs what
-// changed: the workflow without its nodes, the nodes written after a
-// version, and the IDs of all its nodes (sqlite.Store has it). Without
-// it, each change reads the whole workflow and compares every node.
-type nodeDeltas interface {
+// NodeDeltas is what a store may offer so that a change costs what
+// changed (Capabilities.NodeDeltas): the workflow without its nodes, the
+// nodes written after a version, and the IDs of all its nodes (sqlite.Store
+// has it). Without it, each change reads the whole workflow and compares
+// every node.
+type NodeDeltas interface {
 	WorkflowNodesSince(ctx context.Context, namespace, name string, since int64) (*v1alpha1.Workflow, v1alpha1.Nodes, []string, error)
 }
 
@@ -115,7 +116,7 @@ func (w *nodeWatch) follow(ctx context.Context, events <-chan store.Event) (bool
 // from what was sent (everything, for a SNAPSHOT). A workflow that is gone
 // ends the stream with DELETED.
 func (w *nodeWatch) sendCurrent(ctx context.Context, typ string) (bool, error) {
-	if d, ok := w.s.store.(nodeDeltas); ok && typ == nodeChanged && w.nodes != nil {
+	if d := w.s.caps.NodeDeltas; d != nil && typ == nodeChanged && w.nodes != nil {
 		wf, changed, ids, err := d.WorkflowNodesSince(ctx, w.ns, w.name, w.rv)
 		if errors.Is(err, store.ErrNotFound) {
 			return true, w.stream.Send(&workflow.WorkflowNodeEvent{Type: nodeDeleted})

@@ -47,7 +47,7 @@ func TestHandlerPanicsAreRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	srv, err := New(Options{Store: panickyStore{st}, Version: testVersion})
+	srv, err := New(Options{Store: panickyStore{st}, Capabilities: sqliteCaps(st), Version: testVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,8 @@ func TestReadyzFollowsReady(t *testing.T) {
 		}
 		return nil
 	}
-	srv, err := New(Options{Store: mustStore(t), Version: testVersion, Ready: ready})
+	st := mustStore(t)
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion, Ready: ready})
 	if err != nil {
 		t.Fatal(err)
 	}

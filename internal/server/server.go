@@ -27,7 +27,6 @@ import (
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/server/gateway"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/internal/version"
 	"github.com/braidwf/braid/pkg/apiclient/clusterworkflowtemplate"
 	"github.com/braidwf/braid/pkg/apiclient/cronworkflow"
@@ -40,8 +39,8 @@ import (
 	"github.com/braidwf/braid/pkg/wirecodec"
 )
 
-// Store is what the server needs from a store (internal/store/sqlite.Store
-// satisfies it).
+// Store is what the server needs from a store (internal/store/sqlite and
+// internal/store/kube satisfy it; internal/app checks that they do).
 type Store interface {
 	Get(ctx context.Context, kind store.Kind, namespace, name string) (store.Object, error)
 	List(ctx context.Context, kind store.Kind, namespace string, opts store.ListOptions) ([]store.Object, string, error)
@@ -55,7 +54,6 @@ type Store interface {
 
 // Compile-time guards.
 var (
-	_ Store                          = (*sqlite.Store)(nil)
 	_ workflow.WorkflowServiceServer = (*workflowServer)(nil)
 	_ info.InfoServiceServer         = (*infoServer)(nil)
 
@@ -74,9 +72,32 @@ const DefaultMaxRequestBytes = KubernetesMaxRequestBytes
 // argo-server's 2 MB.
 const MaxEventBytes = 2 << 20
 
+// Capabilities are what a store may offer on top of Store. Each one is
+// optional: a nil field turns off what needs it. The wiring
+// (internal/app) fills them in from what it opened; the server never looks
+// for them on the Store by type assertion.
+type Capabilities struct {
+	// Archive serves ArchivedWorkflowService, GetWorkflow of a workflow
+	// that only the archive holds, and the artifacts of archived
+	// workflows; nil: every archive RPC answers Unimplemented.
+	Archive Archive
+	// Counter gives list pages metadata.remainingItemCount; nil leaves it
+	// out.
+	Counter Counter
+	// NodeDeltas lets WatchWorkflowNodes read only the nodes that changed;
+	// nil: each change reads the whole workflow and compares every node.
+	NodeDeltas NodeDeltas
+	// StatusUpdater writes an action's status change with only the nodes
+	// it changed, leaving the stored spec as it is; nil: a full Update.
+	StatusUpdater StatusUpdater
+}
+
 // Options configure a Server.
 type Options struct {
-	Store  Store
+	Store Store
+	// Capabilities are the store's optional extras; the zero value has
+	// none.
+	Capabilities
 	Logger *slog.Logger // nil: discard
 	// LogPath finds the kept log of a step; nil: the server serves no logs.
 	LogPath LogPath
@@ -151,7 +172,7 @@ func New(opts Options) (*Server, error) {
 	opts = opts.withDefaults()
 	s := &Server{opts: opts, log: opts.Logger, stopping: make(chan struct{})}
 
-	wfs := &workflowServer{store: opts.Store, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
+	wfs := &workflowServer{store: opts.Store, caps: opts.Capabilities, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
 	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
 	syncs := &syncServer{limits: opts.SyncLimits}
 
@@ -163,7 +184,7 @@ func New(opts Options) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.guard.unary, opts.Auth.UnaryInterceptor, s.versionHeader),
 		grpc.ChainStreamInterceptor(s.guard.stream, opts.Auth.StreamInterceptor, stopStreams(s.stopping)),
 	)
-	svcs := newKindServers(opts.Store, opts.Logger)
+	svcs := newKindServers(opts.Store, opts.Archive, opts.Logger)
 	svcs.archive.forget = opts.ForgetWorkflow
 	workflow.RegisterWorkflowServiceServer(s.grpc, wfs)
 	info.RegisterInfoServiceServer(s.grpc, infos)

@@ -7,7 +7,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/braidwf/braid/internal/printer"
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -44,7 +43,7 @@ func (s *workflowServer) stepLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	var node *v1alpha1.NodeStatus
 	for id, n := range wf.Status.Nodes {
-		if id == pod || printer.PodName(wf, &n) == pod {
+		if id == pod || wf.NodePodName(&n) == pod {
 			node = &n
 			break
 		}
@@ -60,7 +59,7 @@ func (s *workflowServer) stepLogs(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Length", "0")
 		return
 	}
-	f, err := os.Open(s.logPath(wf.Namespace, wf.Name, printer.PodName(wf, node)))
+	f, err := os.Open(s.logPath(wf.Namespace, wf.Name, wf.NodePodName(node)))
 	if os.IsNotExist(err) {
 		h.Set("Content-Length", "0") // not started, or it wrote nothing
 		return

@@ -30,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -126,6 +127,7 @@ type restStream struct {
 	rc        *http.ResponseController
 	sse       bool
 	keepAlive time.Duration
+	clock     clock.WithTicker // times the keep-alives; newRESTStream: the machine's
 
 	mu     sync.Mutex // guards everything below and every write to w
 	opened bool
@@ -138,7 +140,8 @@ type restStream struct {
 var _ grpc.ServerStream = (*restStream)(nil)
 
 func newRESTStream(ctx context.Context, w http.ResponseWriter, sse bool, keepAlive time.Duration) *restStream {
-	return &restStream{ctx: ctx, w: w, rc: http.NewResponseController(w), sse: sse, keepAlive: keepAlive, stop: make(chan struct{})}
+	return &restStream{ctx: ctx, w: w, rc: http.NewResponseController(w), sse: sse, keepAlive: keepAlive,
+		clock: clock.RealClock{}, stop: make(chan struct{})}
 }
 
 func (s *restStream) Context() context.Context { return s.ctx }
@@ -292,7 +295,7 @@ func (s *restStream) openLocked() error {
 	}
 	if s.sse && s.keepAlive > 0 {
 		s.wg.Add(1)
-		go s.keepAliveLoop()
+		go s.keepAliveLoop(s.clock.NewTicker(s.keepAlive))
 	}
 	return nil
 }
@@ -325,9 +328,10 @@ func (s *restStream) writeLocked(parts ...[]byte) error {
 	return nil
 }
 
-func (s *restStream) keepAliveLoop() {
+// keepAliveLoop writes a keep-alive comment at every tick of t until the
+// stream finishes, and then stops t.
+func (s *restStream) keepAliveLoop(t clock.Ticker) {
 	defer s.wg.Done()
-	t := time.NewTicker(s.keepAlive)
 	defer t.Stop()
 	for {
 		select {
@@ -335,7 +339,7 @@ func (s *restStream) keepAliveLoop() {
 			return
 		case <-s.ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			s.mu.Lock()
 			err := s.broken
 			if err == nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -11,7 +12,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	testclock "k8s.io/utils/clock/testing"
 
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 )
 
@@ -86,31 +89,50 @@ func TestStreamFraming(t *testing.T) {
 	}
 }
 
+// An SSE stream gets a keep-alive comment at every tick of its clock until
+// it finishes; an NDJSON stream never starts the ticker.
 func TestStreamKeepAlive(t *testing.T) {
-	rec := runStream(t, true, 5*time.Millisecond, func(s grpc.ServerStreamingServer[workflow.LogEntry]) error {
-		if err := s.SendHeader(nil); err != nil {
-			return err
-		}
-		time.Sleep(40 * time.Millisecond)
-		return s.Send(&workflow.LogEntry{Content: "late"})
-	})
-	body := rec.Body.String()
-	const last = "data: {\"result\":{\"content\":\"late\"}} \n\n\n"
-	if !strings.HasSuffix(body, last) {
-		t.Fatalf("body %q does not end with the message", body)
+	const every = 15 * time.Second
+	clk := testclock.NewFakeClock(time.Now())
+	rec := httptest.NewRecorder()
+	rs := newRESTStream(context.Background(), rec, true, every)
+	rs.clock = clk
+	body := func() string {
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		return rec.Body.String()
 	}
-	alive := strings.TrimSuffix(body, last)
-	if n := strings.Count(alive, ":\n"); n < 2 || alive != strings.Repeat(":\n", n) {
-		t.Errorf("before the message: %q, want several \":\\n\"", alive)
+	if err := rs.SendHeader(nil); err != nil {
+		t.Fatal(err)
 	}
+	for n := 1; n <= 2; n++ {
+		clk.Step(every)
+		testutil.Until(t, 10*time.Second, fmt.Sprintf("keep-alive %d", n), func() bool { return body() == strings.Repeat(":\n", n) })
+	}
+	out := &grpc.GenericServerStream[workflow.LogEntry, workflow.LogEntry]{ServerStream: rs}
+	if err := out.Send(&workflow.LogEntry{Content: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	rs.finish(nil) // waits for the keep-alive loop to end
+	clk.Step(every)
+	const want = ":\n:\n" + "data: {\"result\":{\"content\":\"late\"}} \n\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Errorf("body %q, want %q", got, want)
+	}
+
 	// NDJSON never gets keep-alives.
-	rec = runStream(t, false, 5*time.Millisecond, func(s grpc.ServerStreamingServer[workflow.LogEntry]) error {
-		if err := s.SendHeader(nil); err != nil {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-		return nil
-	})
+	clk = testclock.NewFakeClock(time.Now())
+	rec = httptest.NewRecorder()
+	rs = newRESTStream(context.Background(), rec, false, every)
+	rs.clock = clk
+	if err := rs.SendHeader(nil); err != nil {
+		t.Fatal(err)
+	}
+	if clk.HasWaiters() {
+		t.Error("an NDJSON stream started a keep-alive ticker")
+	}
+	clk.Step(3 * every)
+	rs.finish(nil)
 	if rec.Body.Len() != 0 {
 		t.Errorf("ndjson body = %q, want empty", rec.Body.String())
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -63,7 +62,7 @@ func (s *workflowServer) SubmitWorkflow(ctx context.Context, req *workflow.Workf
 		o = &v1alpha1.SubmitOpts{}
 	}
 	if o.ServerDryRun && wf.Name == "" {
-		wf.Name = sqlite.GenerateName(wf.GenerateName) // as the store would name it
+		wf.Name = store.GenerateName(wf.GenerateName) // as the store would name it
 	}
 	if o.DryRun || o.ServerDryRun {
 		return wf, nil

@@ -34,7 +34,7 @@ func startSyncServer(t *testing.T, wrap func(*sqlite.Store) SyncLimits) (string,
 			t.Error(err)
 		}
 	})
-	opts := Options{Store: st, Version: testVersion}
+	opts := Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion}
 	if wrap != nil {
 		opts.SyncLimits = wrap(st)
 	}

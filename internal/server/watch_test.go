@@ -383,7 +383,7 @@ func TestStreamsEndOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	srv, err := New(Options{Store: st, ShutdownTimeout: 30 * time.Second})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), ShutdownTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

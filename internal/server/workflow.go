@@ -15,7 +15,6 @@ import (
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
-	"github.com/braidwf/braid/internal/store/sqlite"
 	"github.com/braidwf/braid/pkg/apiclient/workflow"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
@@ -32,6 +31,7 @@ const generateNameAttempts = 8
 type workflowServer struct {
 	workflow.UnimplementedWorkflowServiceServer
 	store     Store
+	caps      Capabilities // the store's optional extras
 	log       *slog.Logger
 	logPath   LogPath           // nil: no logs
 	clock     func() time.Time  // nil: time.Now
@@ -48,7 +48,7 @@ func (s *workflowServer) CreateWorkflow(ctx context.Context, req *workflow.Workf
 	}
 	if req.GetServerDryRun() {
 		if wf.Name == "" {
-			wf.Name = sqlite.GenerateName(wf.GenerateName)
+			wf.Name = store.GenerateName(wf.GenerateName)
 		}
 		return wf, nil
 	}

@@ -16,9 +16,8 @@ const (
 	labelResubmittedFrom = "workflows.argoproj.io/resubmitted-from-workflow"
 	braidPrefix          = "braid.dev/"
 	// AnnotationRetryGeneration counts the manual retries of a workflow
-	// (1 after the first). Run IDs include it, so that a node re-created
-	// by a retry never reuses the run ID of the node it replaces.
-	AnnotationRetryGeneration = braidPrefix + "retry-generation"
+	// (v1alpha1.AnnotationRetryGeneration).
+	AnnotationRetryGeneration = v1alpha1.AnnotationRetryGeneration
 )
 
 // completed reports whether the workflow has ended, by its phase or by the

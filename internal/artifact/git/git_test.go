@@ -18,6 +18,7 @@ import (
 
 	apiv1 "k8s.io/api/core/v1"
 
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -113,18 +114,14 @@ func (o *origin) daemon(t *testing.T) string {
 		_ = cmd.Wait()
 	})
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "git daemon listening on "+addr, func() error {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			return "git://" + addr + "/repo"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("git daemon not listening on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
+	return "git://" + addr + "/repo"
 }
 
 // httpServer serves the origin through `git http-backend` behind basic auth and returns its URL.

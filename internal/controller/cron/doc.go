@@ -56,7 +56,13 @@
 // # Imports
 //
 // It imports the API types, internal/spec (building and validating the
-// workflow), internal/expr, internal/wfops (terminate) and internal/store
-// (kinds, events, errors). It must not import the server, the engine or a
-// store or runtime implementation: cli wires a store in.
+// workflow), internal/expr, internal/store (kinds, events, errors) and
+// internal/wfops, whose Terminate is what concurrencyPolicy Replace does to
+// the workflows still running (the API's terminate, said once).
+//
+// # Must not import
+//
+// The executor, the server, the CLI or the wiring (internal/app), nor a
+// store or runtime implementation: internal/app wires a store in. The server imports this
+// package for Backfill; this package never imports the server.
 package cron

@@ -146,28 +146,30 @@ func (s *Scheduler) catalog(ctx context.Context, namespace string) (*spec.Catalo
 // terminate asks an active workflow to stop (argo terminate), as Argo's
 // Replace policy does. One that is gone or already completed is fine.
 func (s *Scheduler) terminate(ctx context.Context, ns, name string) error {
-	for range conflictRetries {
-		o, err := s.st.Get(ctx, store.KindWorkflow, ns, name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		wf, ok := o.(*v1alpha1.Workflow)
-		if !ok || completed(wf) || wf.Spec.Shutdown == v1alpha1.ShutdownTerminate {
-			return nil
-		}
-		out, err := wfops.Terminate(wf)
-		if err != nil {
-			return err
-		}
-		err = s.st.Update(ctx, out)
-		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
+	_, err := store.Modify(ctx, writeAttempts,
+		func(ctx context.Context) (*v1alpha1.Workflow, error) {
+			o, err := s.st.Get(ctx, store.KindWorkflow, ns, name)
+			if err != nil {
+				return nil, err
+			}
+			wf, ok := o.(*v1alpha1.Workflow)
+			if !ok {
+				return nil, fmt.Errorf("store returned %T for a Workflow", o)
+			}
+			return wf, nil
+		},
+		func(wf *v1alpha1.Workflow) (*v1alpha1.Workflow, bool, error) {
+			if completed(wf) || wf.Spec.Shutdown == v1alpha1.ShutdownTerminate {
+				return wf, false, nil
+			}
+			out, err := wfops.Terminate(wf)
+			return out, err == nil, err
+		},
+		func(ctx context.Context, wf *v1alpha1.Workflow) error { return s.st.Update(ctx, wf) })
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
 	}
-	return fmt.Errorf("workflow %s changed too often", name)
+	return err // the caller names the workflow
 }
 
 // submissionError records why a run could not be submitted.

@@ -2,7 +2,6 @@ package cron
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,9 +10,9 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// conflictRetries is how many times a write is tried again after another
-// writer (the API) changed the object first.
-const conflictRetries = 5
+// writeAttempts bounds the reads and writes of one change when another
+// writer (the API) keeps changing the object first.
+const writeAttempts = 5
 
 // writeStatus applies change to the stored CronWorkflow of e and writes it
 // when change reports a change, reading again on a conflict. e.cw becomes
@@ -25,30 +24,25 @@ func (s *Scheduler) writeStatus(ctx context.Context, e *entry, change func(*v1al
 }
 
 func (s *Scheduler) tryWriteStatus(ctx context.Context, e *entry, change func(*v1alpha1.CronWorkflow) bool) error {
-	for range conflictRetries {
-		o, err := s.st.Get(ctx, store.KindCronWorkflow, e.cw.Namespace, e.cw.Name)
-		if err != nil {
-			return err
-		}
-		cw, ok := o.(*v1alpha1.CronWorkflow)
-		if !ok {
-			return fmt.Errorf("store returned %T for a CronWorkflow", o)
-		}
-		if !change(cw) {
-			e.cw = cw
-			return nil
-		}
-		err = s.st.Update(ctx, cw)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		e.cw = cw
-		return nil
+	cw, err := store.Modify(ctx, writeAttempts,
+		func(ctx context.Context) (*v1alpha1.CronWorkflow, error) {
+			o, err := s.st.Get(ctx, store.KindCronWorkflow, e.cw.Namespace, e.cw.Name)
+			if err != nil {
+				return nil, err
+			}
+			cw, ok := o.(*v1alpha1.CronWorkflow)
+			if !ok {
+				return nil, fmt.Errorf("store returned %T for a CronWorkflow", o)
+			}
+			return cw, nil
+		},
+		func(cw *v1alpha1.CronWorkflow) (*v1alpha1.CronWorkflow, bool, error) { return cw, change(cw), nil },
+		func(ctx context.Context, cw *v1alpha1.CronWorkflow) error { return s.st.Update(ctx, cw) })
+	if err != nil {
+		return err
 	}
-	return errors.New("the cron workflow changed too often")
+	e.cw = cw
+	return nil
 }
 
 // setCondition sets a true condition of type t with msg; it reports

@@ -28,22 +28,11 @@ type childResult struct {
 // at the deadline, and waits for it.
 func runChild(o Options, s *setup, argv []string) (*childResult, error) {
 	res := &childResult{}
-	stdout := []io.Writer{o.Stdout}
-	stderr := []io.Writer{o.Stderr}
-	if s.includeResult {
-		res.tail = executor.NewResultTail()
-		stdout = append(stdout, res.tail)
+	stdout, stderr, closeLog, err := childOutputs(o, s, res)
+	if err != nil {
+		return nil, err
 	}
-	if s.art.Repository != nil || archivesLogs(s) {
-		f, err := os.OpenFile(logFile(s), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644) // retries append
-		if err != nil {
-			return nil, fmt.Errorf("open the main log: %w", err)
-		}
-		defer f.Close()
-		lw := &lockedWriter{w: f}
-		stdout, stderr = append(stdout, lw), append(stderr, lw)
-		res.logPath = f.Name()
-	}
+	defer closeLog()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = childEnv(os.Environ())
 	cmd.Stdin = o.Stdin
@@ -54,63 +43,108 @@ func runChild(o Options, s *setup, argv []string) (*childResult, error) {
 		return nil, fmt.Errorf("cannot start %s: %w", argv[0], unwrapExec(err))
 	}
 	res.started = o.Now()
-	pid := cmd.Process.Pid
-	stop := make(chan struct{})
-	var mu sync.Mutex
-	var killTimer *time.Timer
-	kill := func(reason string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if res.killReason != "" {
-			return
-		}
-		res.killReason = reason
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
-		killTimer = time.AfterFunc(o.KillGrace, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
-	}
+	w := &childWatch{res: res, pid: cmd.Process.Pid, grace: o.KillGrace}
 	var deadline <-chan time.Time
 	if !s.deadline.IsZero() {
 		t := time.NewTimer(s.deadline.Sub(o.Now()))
 		defer t.Stop()
 		deadline = t.C
 	}
-	stopWhen := s.stopWhen
+	stop := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		for {
-			select {
-			case sig := <-o.Signals:
-				if ss, ok := sig.(syscall.Signal); ok {
-					mu.Lock()
-					res.signalled = true
-					mu.Unlock()
-					_ = syscall.Kill(-pid, ss)
-				}
-			case <-deadline:
-				kill(s.deadlineMsg)
-			case <-stopWhen:
-				stopWhen = nil
-				kill(MsgSidecarStopped)
-			case <-stop:
-				return
-			}
-		}
+		w.watch(o.Signals, deadline, s.deadlineMsg, s.stopWhen, stop)
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(stop)
 	<-exited
 	res.finished = o.Now()
-	mu.Lock()
-	if killTimer != nil {
-		killTimer.Stop()
-	}
-	mu.Unlock()
+	w.stopKillTimer()
 	if err != nil && cmd.ProcessState == nil {
 		return nil, fmt.Errorf("wait for %s: %w", argv[0], err)
 	}
 	res.code = exitCode(cmd.ProcessState)
 	return res, nil
+}
+
+// childOutputs returns the writers of the child's stdout and stderr: the
+// emissary's own, the result's tail when the step has outputs.result, and
+// the main log file when the log is saved. closeLog closes that file.
+func childOutputs(o Options, s *setup, res *childResult) (stdout, stderr []io.Writer, closeLog func(), err error) {
+	stdout = []io.Writer{o.Stdout}
+	stderr = []io.Writer{o.Stderr}
+	if s.includeResult {
+		res.tail = executor.NewResultTail()
+		stdout = append(stdout, res.tail)
+	}
+	closeLog = func() {}
+	if s.art.Repository != nil || archivesLogs(s) {
+		f, err := os.OpenFile(logFile(s), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644) // retries append
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("open the main log: %w", err)
+		}
+		closeLog = func() { _ = f.Close() }
+		lw := &lockedWriter{w: f}
+		stdout, stderr = append(stdout, lw), append(stderr, lw)
+		res.logPath = f.Name()
+	}
+	return stdout, stderr, closeLog, nil
+}
+
+// childWatch signals the child's process group: it forwards the emissary's
+// signals and kills the group, SIGTERM then SIGKILL after the grace period,
+// at the deadline or when the sidecars must stop.
+type childWatch struct {
+	mu        sync.Mutex
+	res       *childResult // killReason and signalled are guarded by mu
+	pid       int
+	grace     time.Duration
+	killTimer *time.Timer
+}
+
+// watch serves signals, the deadline and stopWhen until stop is closed.
+func (w *childWatch) watch(signals <-chan os.Signal, deadline <-chan time.Time, deadlineMsg string,
+	stopWhen <-chan struct{}, stop <-chan struct{}) {
+	for {
+		select {
+		case sig := <-signals:
+			if ss, ok := sig.(syscall.Signal); ok {
+				w.mu.Lock()
+				w.res.signalled = true
+				w.mu.Unlock()
+				_ = syscall.Kill(-w.pid, ss)
+			}
+		case <-deadline:
+			w.kill(deadlineMsg)
+		case <-stopWhen:
+			stopWhen = nil
+			w.kill(MsgSidecarStopped)
+		case <-stop:
+			return
+		}
+	}
+}
+
+// kill ends the child's group once, recording why.
+func (w *childWatch) kill(reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.res.killReason != "" {
+		return
+	}
+	w.res.killReason = reason
+	_ = syscall.Kill(-w.pid, syscall.SIGTERM)
+	w.killTimer = time.AfterFunc(w.grace, func() { _ = syscall.Kill(-w.pid, syscall.SIGKILL) })
+}
+
+// stopKillTimer cancels a pending SIGKILL once the child has exited.
+func (w *childWatch) stopKillTimer() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.killTimer != nil {
+		w.killTimer.Stop()
+	}
 }
 
 // exitCode is the exit code, or 128+N when signal N killed the process.

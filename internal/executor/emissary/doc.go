@@ -35,7 +35,15 @@
 // write. The Kubernetes runtime (internal/runtime/kube) builds the pod and
 // reads the Message (protocol.go is the contract between the two).
 //
-// It imports internal/executor, internal/artifact and its drivers,
-// internal/config (the secret variable names) and the API types; never a
-// runtime, the controller or the store.
+// # Imports
+//
+// It imports internal/executor, internal/step (the artifact plan),
+// internal/artifact and its drivers, internal/config (the secret variable
+// names) and the API types.
+//
+// # Must not import
+//
+// A runtime, the engine, the controller, the store, the server, the CLI or
+// the wiring (internal/app): it runs alone inside a pod, and
+// internal/runtime/kube imports it for the protocol.
 package emissary

@@ -14,6 +14,7 @@ import (
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/executor"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -41,8 +42,7 @@ type Options struct {
 type setup struct {
 	tmpl          *v1alpha1.Template
 	includeResult bool
-	art           Artifacts
-	plan          *executor.ArtifactPlan
+	art           step.ArtifactPlan
 	deadline      time.Time
 	deadlineMsg   string
 	termLog       string
@@ -129,7 +129,6 @@ func readSetup(o Options) (*setup, error) {
 			return s, fmt.Errorf("parse %s: %w", EnvArtifacts, err)
 		}
 	}
-	s.plan = &executor.ArtifactPlan{Repository: s.art.Repository, Key: s.art.Key, ArchiveLogs: s.art.ArchiveLogs, Scratch: s.staging}
 	raw := o.Getenv(EnvTemplate)
 	if raw == "" {
 		return s, fmt.Errorf("%s is not set", EnvTemplate)
@@ -183,7 +182,7 @@ func cmpOr(a, b string) string {
 
 // runStep loads the inputs, runs the child and collects the outputs.
 func runStep(ctx context.Context, o Options, s *setup) (*Message, int) {
-	paths := executor.Paths{WorkDir: s.workDir}
+	paths := executor.Paths{WorkDir: s.workDir, Scratch: s.staging}
 	if err := os.MkdirAll(s.staging, 0o755); err != nil {
 		return &Message{Phase: v1alpha1.NodeError, Message: fmt.Sprintf("staging directory: %v", err)}, 1
 	}
@@ -202,7 +201,7 @@ func runStep(ctx context.Context, o Options, s *setup) (*Message, int) {
 		}
 		return containerMessage(s.name, res), res.code
 	}
-	if err := executor.LoadInputs(ctx, s.tmpl, s.plan, o.Drivers, paths); err != nil {
+	if err := executor.LoadInputs(ctx, s.tmpl, &s.art, o.Drivers, paths); err != nil {
 		return &Message{Phase: v1alpha1.NodeError, Message: err.Error()}, 1
 	}
 	argv := o.Argv
@@ -233,7 +232,7 @@ func collect(ctx context.Context, o Options, s *setup, paths executor.Paths, res
 	}
 	params, perr := executor.ReadOutputParameters(s.tmpl, paths)
 	out.Parameters = params
-	arts, serr := executor.SaveOutputs(ctx, s.tmpl, s.plan, o.Drivers, paths, res.logPath)
+	arts, serr := executor.SaveOutputs(ctx, s.tmpl, &s.art, o.Drivers, paths, res.logPath)
 	out.Artifacts = arts
 	m.Outputs = out
 	m.Log = shipLog(ctx, o, s, res.logPath, arts)
@@ -269,7 +268,7 @@ func shipLog(ctx context.Context, o Options, s *setup, logPath string, saved []v
 		return nil
 	}
 	for i := range saved {
-		if saved[i].Name == executor.LogArtifact {
+		if saved[i].Name == step.LogArtifact {
 			loc := saved[i].ArtifactLocation
 			return &loc
 		}
@@ -278,7 +277,7 @@ func shipLog(ctx context.Context, o Options, s *setup, logPath string, saved []v
 	if !ok {
 		return nil
 	}
-	if err := saveFile(ctx, o.Drivers, logPath, executor.LogArtifact, loc); err != nil {
+	if err := saveFile(ctx, o.Drivers, logPath, step.LogArtifact, loc); err != nil {
 		fmt.Fprintf(o.Stderr, "braid emissary: ship the main log: %v\n", err)
 		return nil
 	}

@@ -3,17 +3,21 @@ package emissary
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/artifact/file"
+	"github.com/braidwf/braid/internal/step"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -37,7 +41,7 @@ type emissaryRun struct {
 }
 
 // startEmissary starts the test binary as the emissary in a temp dir.
-func startEmissary(t *testing.T, tmpl string, env []string, argv ...string) (*exec.Cmd, string, *strings.Builder) {
+func startEmissary(t *testing.T, tmpl string, env []string, argv ...string) (*exec.Cmd, string, *output) {
 	t.Helper()
 	dir := t.TempDir()
 	term := filepath.Join(dir, "termination-log")
@@ -51,7 +55,7 @@ func startEmissary(t *testing.T, tmpl string, env []string, argv ...string) (*ex
 	cmd.Env = append(os.Environ(), "BRAID_TEST_EMISSARY=1", EnvTerminationLog+"="+term,
 		EnvStaging+"="+filepath.Join(dir, "staging"), EnvTemplate+"="+string(js))
 	cmd.Env = append(cmd.Env, env...)
-	out := &strings.Builder{}
+	out := &output{}
 	cmd.Stdout = out
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
@@ -60,7 +64,7 @@ func startEmissary(t *testing.T, tmpl string, env []string, argv ...string) (*ex
 	return cmd, term, out
 }
 
-func finishEmissary(t *testing.T, cmd *exec.Cmd, term string, out *strings.Builder) emissaryRun {
+func finishEmissary(t *testing.T, cmd *exec.Cmd, term string, out *output) emissaryRun {
 	t.Helper()
 	_ = cmd.Wait()
 	r := emissaryRun{code: cmd.ProcessState.ExitCode(), out: out.String()}
@@ -76,6 +80,42 @@ func finishEmissary(t *testing.T, cmd *exec.Cmd, term string, out *strings.Build
 		t.Fatal(err)
 	}
 	return r
+}
+
+// output is what a child writes to its stdout and stderr, safe to read
+// while it runs.
+type output struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+func (o *output) Len() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Len()
+}
+
+// waitOutput waits until out holds s.
+func waitOutput(t *testing.T, out *output, s string) {
+	t.Helper()
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%q in the output", s), func() error {
+		if got := out.String(); !strings.Contains(got, s) {
+			return fmt.Errorf("output %q", got)
+		}
+		return nil
+	})
 }
 
 func runEmissary(t *testing.T, tmpl string, env []string, argv ...string) emissaryRun {
@@ -195,10 +235,7 @@ func TestEmissary(t *testing.T) {
 func TestEmissarySignal(t *testing.T) {
 	cmd, term, out := startEmissary(t, `{name: t, container: {image: busybox}}`, nil,
 		"sh", "-c", `trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done`)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "ready") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitOutput(t, out, "ready")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +250,7 @@ func TestEmissarySignal(t *testing.T) {
 func TestFitOffloads(t *testing.T) {
 	root := t.TempDir()
 	d := &artifact.Drivers{File: file.New(root)}
-	s := &setup{staging: t.TempDir(), art: Artifacts{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}, Key: "wf/pod"}}
+	s := &setup{staging: t.TempDir(), art: step.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}, Key: "wf/pod"}}
 	code := int32(0)
 	big := strings.Repeat("x", 10000)
 	m := &Message{Phase: v1alpha1.NodeSucceeded, ExitCode: &code, Outputs: &v1alpha1.Outputs{Result: &big, ExitCode: ptr("0")}}

@@ -16,7 +16,7 @@ const (
 	EnvTemplate = "ARGO_TEMPLATE"
 	// EnvIncludeResult is "true" when stdout is captured as outputs.result.
 	EnvIncludeResult = "BRAID_INCLUDE_RESULT"
-	// EnvArtifacts holds the run's artifact plan as JSON (Artifacts).
+	// EnvArtifacts holds the run's artifact plan as JSON (step.ArtifactPlan).
 	EnvArtifacts = "BRAID_ARTIFACTS"
 	// EnvDeadline is the absolute deadline (RFC 3339, nanoseconds) after
 	// which the child is killed and the step reported Failed (MsgDeadline).
@@ -93,14 +93,6 @@ const (
 	// MsgSidecarStopped is a sidecar's message when the emissary stopped it.
 	MsgSidecarStopped = "stopped: the main containers ended"
 )
-
-// Artifacts is the run's artifact repository as the emissary receives it
-// (runtime.ArtifactPlan).
-type Artifacts struct {
-	Repository  *v1alpha1.ArtifactRepository `json:"repository,omitempty"`
-	Key         string                       `json:"key,omitempty"`
-	ArchiveLogs bool                         `json:"archiveLogs,omitempty"`
-}
 
 // Message is the termination message: the step's result as the emissary
 // reports it to the runtime. It is the only channel from the pod back to

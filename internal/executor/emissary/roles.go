@@ -279,14 +279,7 @@ func watchMarkers(dir string, names []string, stop chan<- struct{}, done <-chan 
 	tick := time.NewTicker(markerPoll)
 	defer tick.Stop()
 	for {
-		all := true
-		for _, n := range names {
-			if _, err := os.Stat(marker(dir, n)); err != nil {
-				all = false
-				break
-			}
-		}
-		if all {
+		if allMarkers(dir, names) {
 			close(stop)
 			return
 		}
@@ -306,4 +299,15 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// allMarkers reports whether every named container has written its
+// marker, whatever it says.
+func allMarkers(dir string, names []string) bool {
+	for _, n := range names {
+		if _, err := os.Stat(marker(dir, n)); err != nil {
+			return false
+		}
+	}
+	return true
 }

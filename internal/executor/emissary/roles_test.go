@@ -10,18 +10,6 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// waitOutput waits until out holds s.
-func waitOutput(t *testing.T, out *strings.Builder, s string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in %q", s, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func readMarker(t *testing.T, dir, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(marker(dir, name))
@@ -59,14 +47,9 @@ func TestSidecar(t *testing.T) {
 				[]string{EnvRole + "=" + RoleSidecar, EnvContainerName + "=db", EnvStopAfter + "=a, main", EnvCtrDir + "=" + ctr},
 				"sh", "-c", tc.argv)
 			waitOutput(t, out, "ready")
-			if tc.stop {
-				time.Sleep(200 * time.Millisecond)
+			if tc.stop { // that it waits for both: TestAllMarkers
 				if err := writeMarker(ctr, "main", "0"); err != nil {
 					t.Fatal(err)
-				}
-				time.Sleep(300 * time.Millisecond)
-				if cmd.ProcessState != nil {
-					t.Fatal("the sidecar stopped before every marker was there")
 				}
 				if err := writeMarker(ctr, "a", "1"); err != nil {
 					t.Fatal(err)
@@ -83,6 +66,28 @@ func TestSidecar(t *testing.T) {
 				t.Error("a sidecar wrote a marker")
 			}
 		})
+	}
+}
+
+// TestAllMarkers: a sidecar stops only once every container it outlives
+// has written its marker, whether it succeeded or not.
+func TestAllMarkers(t *testing.T) {
+	ctr := t.TempDir()
+	names := []string{"a", "main"}
+	if allMarkers(ctr, names) {
+		t.Fatal("done with no marker")
+	}
+	if err := writeMarker(ctr, "main", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if allMarkers(ctr, names) {
+		t.Fatal("done with main's marker only")
+	}
+	if err := writeMarker(ctr, "a", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if !allMarkers(ctr, names) {
+		t.Fatal("not done with both markers")
 	}
 }
 
@@ -108,11 +113,9 @@ func TestContainerSet(t *testing.T) {
 	t.Run("dependency order", func(t *testing.T) {
 		ctr, shared := t.TempDir(), t.TempDir()
 		data := filepath.Join(shared, "data")
-		b, bTerm, bOut := startEmissary(t, setTemplate, setEnv(ctr, "b"), "sh", "-c", "cat "+data)
-		time.Sleep(300 * time.Millisecond)
-		if b.ProcessState != nil || bOut.Len() > 0 {
-			t.Fatalf("b ran before a: %q", bOut.String())
-		}
+		// b, started first, checks itself that a's marker is there.
+		b, bTerm, bOut := startEmissary(t, setTemplate, setEnv(ctr, "b"), "sh", "-c",
+			"test -f "+marker(ctr, "a")+" || { echo b ran before a; exit 9; }; cat "+data)
 		a := runEmissary(t, setTemplate, setEnv(ctr, "a"), "sh", "-c", "echo from-a > "+data)
 		if a.code != 0 || a.msg.FinalPhase() != v1alpha1.NodeSucceeded || a.msg.Outputs != nil || readMarker(t, ctr, "a") != "0" {
 			t.Fatalf("a: exit %d %+v marker %q", a.code, a.msg, readMarker(t, ctr, "a"))

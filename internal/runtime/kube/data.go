@@ -20,11 +20,7 @@ func (rt *Runtime) execData(ctx context.Context, run runtime.Run) (v1alpha1.Node
 	if rt.cfg.Artifacts == nil {
 		return v1alpha1.NodeError, "data template: the Kubernetes runtime has no artifact drivers", nil
 	}
-	plan := &executor.ArtifactPlan{}
-	if a := run.Artifacts; a != nil {
-		plan.Repository, plan.Key = a.Repository, a.Key
-	}
-	result, err := executor.RunData(artifact.WithNamespace(ctx, run.Namespace), run.Template, plan, rt.cfg.Artifacts)
+	result, err := executor.RunData(artifact.WithNamespace(ctx, run.Namespace), run.Template, run.Artifacts, rt.cfg.Artifacts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return v1alpha1.NodeFailed, causeMessage(context.Cause(ctx)), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/artifact/file"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -55,8 +56,8 @@ data:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := runtime.Run{ID: "data-" + strings.ReplaceAll(tc.name, " ", "-"), Namespace: "ns", NodeID: "n",
-				Template: mustTemplate(t, tc.tmpl), Artifacts: &runtime.ArtifactPlan{}}
+			run := runtime.Run{ID: "data-" + strings.ReplaceAll(tc.name, " ", "-"), Namespace: "ns", Artifacts: &step.ArtifactPlan{},
+				Launch: step.Launch{NodeID: "n", Template: mustTemplate(t, tc.tmpl)}}
 			if err := rt.Start(context.Background(), run); err != nil {
 				t.Fatal(err)
 			}

@@ -56,7 +56,15 @@
 // selector syntax over the object's fields) on a watch; a request RBAC
 // denies ends the node Error with the API's message.
 //
-// It imports client-go, internal/executor (the image table), the emissary
-// protocol, internal/artifact (reading back what pods saved) and
-// internal/runtime; never the engine, the controller or a store.
+// # Imports
+//
+// It imports client-go, internal/runtime, internal/step, internal/executor
+// (the image table, data templates), the emissary protocol,
+// internal/artifact (reading back what pods saved) and internal/config
+// (the environment variable of a secret).
+//
+// # Must not import
+//
+// The engine, the controller, a store, the server, the CLI or the wiring
+// (internal/app): the controller drives it through runtime.Runtime.
 package kube

@@ -15,6 +15,7 @@ import (
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/executor/emissary"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -151,8 +152,8 @@ func (rt *Runtime) state(pod *apiv1.Pod) *runState {
 	return st
 }
 
-// finish ends a run with ev (a run that never got a pod, or a kill).
-func (rt *Runtime) finish(st *runState, ev runtime.StepEvent) {
+// finish ends a run with res (a run that never got a pod, or a kill).
+func (rt *Runtime) finish(st *runState, res step.Result) {
 	rt.mu.Lock()
 	if st.final && st.last.Phase.Completed() {
 		rt.mu.Unlock()
@@ -163,21 +164,25 @@ func (rt *Runtime) finish(st *runState, ev runtime.StepEvent) {
 		st.timer.Stop()
 	}
 	now := rt.now()
-	ev.RunID, ev.WorkflowUID, ev.NodeID = st.id, st.wfUID, st.nodeID
-	if ev.StartedAt.IsZero() {
-		ev.StartedAt = now
+	if res.StartedAt.IsZero() {
+		res.StartedAt = now
 	}
-	ev.FinishedAt = now
+	res.FinishedAt = now
+	ev := st.eventOf(res)
 	st.last = ev
 	rt.mu.Unlock()
 	rt.events.Push(ev)
 }
 
+// eventOf is the run's event with the result res.
+func (st *runState) eventOf(res step.Result) runtime.StepEvent {
+	return runtime.StepEvent{RunID: st.id, WorkflowUID: st.wfUID, NodeID: st.nodeID, Result: res}
+}
+
 // event is the StepEvent of an observation. Call with rt.mu held.
 func (st *runState) event(o observation) runtime.StepEvent {
-	ev := runtime.StepEvent{RunID: st.id, WorkflowUID: st.wfUID, NodeID: st.nodeID, Phase: o.phase, Message: o.message,
-		ExitCode: o.exitCode, Outputs: o.outputs, StartedAt: o.startedAt, FinishedAt: o.finishedAt,
-		PodIP: o.podIP, HostNode: o.hostNode, Containers: o.containers}
+	ev := st.eventOf(step.Result{Phase: o.phase, Message: o.message, ExitCode: o.exitCode, Outputs: o.outputs,
+		StartedAt: o.startedAt, FinishedAt: o.finishedAt, PodIP: o.podIP, HostNode: o.hostNode, Containers: o.containers})
 	if ev.StartedAt.IsZero() {
 		ev.StartedAt = st.last.StartedAt
 	}

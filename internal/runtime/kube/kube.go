@@ -20,6 +20,7 @@ import (
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -104,7 +105,7 @@ type runState struct {
 	last          runtime.StepEvent
 	final         bool
 	timer         *time.Timer
-	artifacts     *runtime.ArtifactPlan
+	artifacts     *step.ArtifactPlan
 	logLoc        *v1alpha1.ArtifactLocation
 	stopped       bool // sidecars told to stop
 }
@@ -232,7 +233,7 @@ func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
 	if err != nil {
 		var ue userError
 		if errors.As(err, &ue) {
-			rt.finish(st, runtime.StepEvent{Phase: v1alpha1.NodeError, Message: ue.Error()})
+			rt.finish(st, step.Result{Phase: v1alpha1.NodeError, Message: ue.Error()})
 			return nil
 		}
 		rt.forget(run.ID)
@@ -240,7 +241,7 @@ func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
 	}
 	if err := rt.create(ctx, pod); err != nil {
 		if isUserFault(err) {
-			rt.finish(st, runtime.StepEvent{Phase: v1alpha1.NodeError, Message: fmt.Sprintf("create pod %s: %v", pod.Name, err)})
+			rt.finish(st, step.Result{Phase: v1alpha1.NodeError, Message: fmt.Sprintf("create pod %s: %v", pod.Name, err)})
 			return nil
 		}
 		rt.forget(run.ID)
@@ -318,7 +319,7 @@ func (rt *Runtime) Kill(ctx context.Context, runID string) error {
 	if done {
 		return nil
 	}
-	rt.finish(st, runtime.StepEvent{Phase: v1alpha1.NodeFailed, Message: MsgKilled})
+	rt.finish(st, step.Result{Phase: v1alpha1.NodeFailed, Message: MsgKilled})
 	grace := int64(rt.cfg.KillGrace / time.Second)
 	err := rt.cfg.Client.CoreV1().Pods(st.ns).Delete(ctx, st.pod, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -347,7 +348,7 @@ func (rt *Runtime) Status(ctx context.Context, runID string) (runtime.StepEvent,
 	pod := rt.podOf(runID)
 	if pod == nil {
 		if st != nil {
-			return runtime.StepEvent{RunID: runID, WorkflowUID: st.wfUID, NodeID: st.nodeID, Phase: v1alpha1.NodePending}, true, nil
+			return st.eventOf(step.Result{Phase: v1alpha1.NodePending}), true, nil
 		}
 		return runtime.StepEvent{}, false, nil
 	}
@@ -403,7 +404,7 @@ func (rt *Runtime) Logs(ctx context.Context, runID string, follow bool) (io.Read
 	if derr != nil {
 		return nil, fmt.Errorf("logs of %s: pod %s/%s: %v; the shipped log: %w", runID, ns, name, err, derr)
 	}
-	art := &v1alpha1.Artifact{Name: executor.LogArtifact, ArtifactLocation: *loc}
+	art := &v1alpha1.Artifact{Name: step.LogArtifact, ArtifactLocation: *loc}
 	r, derr = drv.OpenStream(artifact.WithNamespace(ctx, ns), art)
 	if derr != nil {
 		return nil, fmt.Errorf("logs of %s: pod %s/%s: %v; the shipped log: %w", runID, ns, name, err, derr)
@@ -429,7 +430,7 @@ func (st *runState) logLocation() *v1alpha1.ArtifactLocation {
 // reachablePlan drops a local file repository from a run's artifact plan:
 // a pod cannot reach braid's data directory, so on Kubernetes a run has a
 // repository only when one that pods can reach (S3, ...) is configured.
-func reachablePlan(p *runtime.ArtifactPlan) *runtime.ArtifactPlan {
+func reachablePlan(p *step.ArtifactPlan) *step.ArtifactPlan {
 	if p == nil || p.Repository == nil || p.Repository.File == nil {
 		return p
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -122,8 +123,9 @@ func (c *collector) wait(t *testing.T, runID string, phase v1alpha1.NodePhase, d
 
 func newRun(t *testing.T, ns, name, tmpl string) runtime.Run {
 	id := "uid-" + ns + "-" + name
-	return runtime.Run{ID: id, Namespace: ns, Workflow: "wf", NodeID: name, PodName: name, Template: mustTemplate(t, tmpl),
-		Env: map[string]string{"ARGO_NODE_NAME": name}}
+	return runtime.Run{ID: id, Namespace: ns, Workflow: "wf",
+		Launch: step.Launch{NodeID: name, PodName: name, Template: mustTemplate(t, tmpl),
+			Env: map[string]string{"ARGO_NODE_NAME": name}}}
 }
 
 func newRuntime(t *testing.T, c kubernetes.Interface, ns string) *Runtime {

@@ -9,7 +9,7 @@ import (
 	apiv1 "k8s.io/api/core/v1"
 
 	"github.com/braidwf/braid/internal/executor/emissary"
-	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -43,7 +43,7 @@ type observation struct {
 	// podIP and hostNode say where the pod runs, once known.
 	podIP, hostNode string
 	// containers: a containerSet's containers, one by one.
-	containers []runtime.ContainerState
+	containers []step.Container
 }
 
 func (o observation) final() bool { return o.phase.Completed() }
@@ -60,11 +60,11 @@ func observe(pod *apiv1.Pod, now time.Time, w waits) observation {
 
 // containerStates reads each work container of a containerSet's pod: Pending
 // until it runs, Running, then its end as the emissary reported it.
-func containerStates(pod *apiv1.Pod) []runtime.ContainerState {
+func containerStates(pod *apiv1.Pod) []step.Container {
 	names := workNames(pod)
-	out := make([]runtime.ContainerState, 0, len(names))
+	out := make([]step.Container, 0, len(names))
 	for _, n := range names {
-		cs := runtime.ContainerState{Name: n, Phase: v1alpha1.NodePending}
+		cs := step.Container{Name: n, Phase: v1alpha1.NodePending}
 		s := containerStatus(pod.Status.ContainerStatuses, n)
 		switch {
 		case s == nil:
@@ -82,7 +82,7 @@ func containerStates(pod *apiv1.Pod) []runtime.ContainerState {
 
 // sameContainers reports whether two readings of a containerSet's
 // containers show the same phases.
-func sameContainers(a, b []runtime.ContainerState) bool {
+func sameContainers(a, b []step.Container) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -247,7 +247,7 @@ func (b podBuilder) env(run runtime.Run, c *apiv1.Container) ([]apiv1.EnvVar, er
 	var repo *v1alpha1.ArtifactRepository
 	if a := run.Artifacts; a != nil {
 		repo = a.Repository
-		data, err := json.Marshal(emissary.Artifacts{Repository: a.Repository, Key: a.Key, ArchiveLogs: a.ArchiveLogs})
+		data, err := json.Marshal(a)
 		if err != nil {
 			return nil, fmt.Errorf("encode the artifact plan: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/braidwf/braid/internal/executor/emissary"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -291,7 +292,7 @@ inputs:
     s3: {key: k, accessKeySecret: {name: my-s3, key: accessKey}, secretKeySecret: {name: my-s3, key: secretKey}}
 `,
 		run: func(r *runtime.Run) {
-			r.Artifacts = &runtime.ArtifactPlan{Key: "wf/pod", Repository: &v1alpha1.ArtifactRepository{S3: &v1alpha1.S3ArtifactRepository{
+			r.Artifacts = &step.ArtifactPlan{Key: "wf/pod", Repository: &v1alpha1.ArtifactRepository{S3: &v1alpha1.S3ArtifactRepository{
 				S3Bucket: v1alpha1.S3Bucket{Bucket: "b", Endpoint: "minio:9000",
 					AccessKeySecret: &apiv1.SecretKeySelector{LocalObjectReference: apiv1.LocalObjectReference{Name: "repo-creds"}, Key: "ak"}}}}}
 		},
@@ -314,9 +315,9 @@ inputs:
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			run := runtime.Run{ID: "uid-1-wf-123", Namespace: "ns", Workflow: "wf", WorkflowUID: "uid-1", NodeID: "wf-123",
-				PodName: "wf-hello-123", Template: mustTemplate(t, tc.tmpl), IncludeResult: true,
-				Env: map[string]string{"ARGO_NODE_NAME": "wf[0].a"}}
+			run := runtime.Run{ID: "uid-1-wf-123", Namespace: "ns", Workflow: "wf", WorkflowUID: "uid-1",
+				Launch: step.Launch{NodeID: "wf-123", PodName: "wf-hello-123", Template: mustTemplate(t, tc.tmpl), IncludeResult: true,
+					Env: map[string]string{"ARGO_NODE_NAME": "wf[0].a"}}}
 			if tc.run != nil {
 				tc.run(&run)
 			}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/artifact/file"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -22,27 +24,24 @@ import (
 func waitPodGone(t *testing.T, c kubernetes.Interface, ns, name string, d time.Duration) {
 	t.Helper()
 	start := time.Now()
-	end := start.Add(d)
-	for {
+	testutil.Eventually(t, d, "pod "+ns+"/"+name+" deleted", func() error {
 		_, err := c.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			t.Logf("pod %s gone after %v", name, time.Since(start).Round(time.Millisecond))
-			return
+			return nil
 		}
-		if time.Now().After(end) {
-			t.Fatalf("pod %s/%s still there after %v (err %v)", ns, name, d, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Errorf("still there (err %v)", err)
+	})
+	t.Logf("pod %s gone after %v", name, time.Since(start).Round(time.Millisecond))
 }
 
+// podExists reports whether the pod is there and no one asked to delete it.
 func podExists(t *testing.T, c kubernetes.Interface, ns, name string) bool {
 	t.Helper()
-	_, err := c.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	pod, err := c.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	return err == nil
+	return err == nil && pod.DeletionTimestamp == nil
 }
 
 // Pod GC on a real node: OnPodCompletion deletes a pod once its result is
@@ -114,7 +113,10 @@ container: {image: busybox:1.36, command: [sh, -c, "`+cmd+`"]}
 		}
 		events.wait(t, run.ID, want, 2*time.Minute)
 	}
-	time.Sleep(2 * time.Second) // a deletion, if any, would have happened
+	// A negative check, so a wait: nothing tells that a pod was not
+	// collected. collectPod decided with each final event above; a wrong
+	// decision's delete call would have marked the pod within this time.
+	time.Sleep(2 * time.Second)
 	for _, run := range []runtime.Run{success, onWf, onWfSuccess, other} {
 		if !podExists(t, c, ns, run.PodName) {
 			t.Errorf("pod %s deleted before WorkflowCompleted", run.PodName)
@@ -123,21 +125,23 @@ container: {image: busybox:1.36, command: [sh, -c, "`+cmd+`"]}
 	wf := &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Name: "wf", Namespace: ns}}
 	wf.Spec.PodGC = &v1alpha1.PodGC{Strategy: v1alpha1.PodGCOnWorkflowCompletion}
 	wf.Status.Phase = v1alpha1.WorkflowFailed
-	if err := rt.WorkflowCompleted(ctx, wf); err != nil {
+	if err := workflowCompleted(ctx, rt, wf); err != nil {
 		t.Fatal(err)
 	}
 	if !podExists(t, c, ns, onWf.PodName) {
 		t.Errorf("pod %s deleted before its deleteDelayDuration", onWf.PodName)
 	}
+	// The delete of on-wf came deleteDelayDuration (1 s) after
+	// WorkflowCompleted; one of another pod, at once, would have marked it
+	// by the time on-wf is gone.
 	waitPodGone(t, c, ns, onWf.PodName, 30*time.Second)
-	time.Sleep(time.Second)
 	for _, run := range []runtime.Run{success, onWfSuccess, other} {
 		if !podExists(t, c, ns, run.PodName) {
 			t.Errorf("pod %s deleted at the end of a failed workflow", run.PodName)
 		}
 	}
 	wf.Status.Phase = v1alpha1.WorkflowSucceeded
-	if err := rt.WorkflowCompleted(ctx, wf); err != nil {
+	if err := workflowCompleted(ctx, rt, wf); err != nil {
 		t.Fatal(err)
 	}
 	waitPodGone(t, c, ns, onWfSuccess.PodName, 30*time.Second)

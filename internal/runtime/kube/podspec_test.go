@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -240,8 +241,9 @@ metadata: {labels: {gc: "yes"}}
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			run := runtime.Run{ID: "uid-wf-1", Namespace: "ns", Workflow: "wf", WorkflowUID: "uid", NodeID: "wf-1",
-				PodName: "wf-main-1", Template: mustTemplate(t, tc.tmpl), ActiveDeadline: time.Minute}
+			run := runtime.Run{ID: "uid-wf-1", Namespace: "ns", Workflow: "wf", WorkflowUID: "uid",
+				Launch: step.Launch{NodeID: "wf-1", PodName: "wf-main-1", Template: mustTemplate(t, tc.tmpl),
+					ActiveDeadline: time.Minute}}
 			if tc.spec != "" {
 				run.Spec = mustSpec(t, tc.spec)
 			}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/braidwf/braid/internal/runtime"
 	apiv1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -34,43 +34,47 @@ func (e permanentError) Permanent() bool { return true }
 
 // WorkflowStarted creates the PVCs of the workflow's volumeClaimTemplates
 // before its first pod, each named <workflow>-<claim>, labelled with the
-// workflow and owned by it, and records them in
-// status.persistentVolumeClaims (the controller persists it). It is
+// workflow and owned by it, and returns them for
+// status.persistentVolumeClaims (the controller writes it). It is
 // idempotent: a PVC that exists and is owned by this workflow is reused
 // (a restarted controller, a retried workflow).
-func (rt *Runtime) WorkflowStarted(ctx context.Context, wf *v1alpha1.Workflow) error {
+func (rt *Runtime) WorkflowStarted(ctx context.Context, wf *v1alpha1.Workflow) (runtime.WorkflowResources, error) {
 	claims := wf.ExecSpec().VolumeClaimTemplates
 	if len(claims) == 0 || wf.Status.Phase.Completed() {
-		return nil
+		return runtime.WorkflowResources{PersistentVolumeClaims: wf.Status.PersistentVolumeClaims}, nil
 	}
+	vols, err := rt.createClaims(ctx, wf, claims)
+	return runtime.WorkflowResources{PersistentVolumeClaims: vols}, err
+}
+
+// createClaims creates (or finds) the PVC of each claim template and
+// returns their volumes.
+func (rt *Runtime) createClaims(ctx context.Context, wf *v1alpha1.Workflow, claims []apiv1.PersistentVolumeClaim) ([]apiv1.Volume, error) {
 	pvcs := rt.cfg.Client.CoreV1().PersistentVolumeClaims(wf.Namespace)
 	vols := make([]apiv1.Volume, 0, len(claims))
 	for i, tmpl := range claims {
 		if tmpl.Name == "" {
-			return permanentError{fmt.Errorf("volumeClaimTemplates[%d].metadata.name is required", i)}
+			return nil, permanentError{fmt.Errorf("volumeClaimTemplates[%d].metadata.name is required", i)}
 		}
 		pvc := claimFor(wf, &tmpl)
 		_, err := pvcs.Create(ctx, pvc, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			var old *apiv1.PersistentVolumeClaim
 			if old, err = pvcs.Get(ctx, pvc.Name, metav1.GetOptions{}); err == nil && !claimOwned(old, wf) {
-				return permanentError{fmt.Errorf("%s pvc already exists with different ownerreference", pvc.Name)}
+				return nil, permanentError{fmt.Errorf("%s pvc already exists with different ownerreference", pvc.Name)}
 			}
 		}
 		if err != nil {
 			err = fmt.Errorf("create pvc %s/%s: %w", wf.Namespace, pvc.Name, err)
 			if isUserFault(err) {
-				return permanentError{err}
+				return nil, permanentError{err}
 			}
-			return err
+			return nil, err
 		}
 		vols = append(vols, apiv1.Volume{Name: tmpl.Name, VolumeSource: apiv1.VolumeSource{
 			PersistentVolumeClaim: &apiv1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}})
 	}
-	if !equality.Semantic.DeepEqual(wf.Status.PersistentVolumeClaims, vols) {
-		wf.Status.PersistentVolumeClaims = vols
-	}
-	return nil
+	return vols, nil
 }
 
 // claimFor is the PVC of one claim template.
@@ -97,23 +101,25 @@ func claimFor(wf *v1alpha1.Workflow, tmpl *apiv1.PersistentVolumeClaim) *apiv1.P
 // workflow did not succeed, for a retry), and its pods per spec.podGC
 // (OnWorkflowCompletion, OnWorkflowSuccess). The PVCs deleted leave
 // status.persistentVolumeClaims.
-func (rt *Runtime) WorkflowCompleted(ctx context.Context, wf *v1alpha1.Workflow) error {
+func (rt *Runtime) WorkflowCompleted(ctx context.Context, wf *v1alpha1.Workflow) (runtime.WorkflowResources, error) {
 	var errs []error
 	if gc := wf.ExecSpec().PodGC; gc != nil && (gc.Strategy == v1alpha1.PodGCOnWorkflowCompletion || gc.Strategy == v1alpha1.PodGCOnWorkflowSuccess) {
 		errs = append(errs, rt.collectWorkflowPods(wf))
 	}
-	errs = append(errs, rt.deleteClaims(ctx, wf))
-	return errors.Join(errs...)
+	kept, err := rt.deleteClaims(ctx, wf)
+	errs = append(errs, err)
+	return runtime.WorkflowResources{PersistentVolumeClaims: kept}, errors.Join(errs...)
 }
 
-// deleteClaims deletes the workflow's PVCs when volumeClaimGC says so.
-func (rt *Runtime) deleteClaims(ctx context.Context, wf *v1alpha1.Workflow) error {
+// deleteClaims deletes the workflow's PVCs when volumeClaimGC says so, and
+// returns the ones the status still records: those it could not delete.
+func (rt *Runtime) deleteClaims(ctx context.Context, wf *v1alpha1.Workflow) ([]apiv1.Volume, error) {
 	strategy := v1alpha1.VolumeClaimGCOnSuccess
 	if gc := wf.ExecSpec().VolumeClaimGC; gc != nil && gc.Strategy != "" {
 		strategy = gc.Strategy
 	}
 	if strategy == v1alpha1.VolumeClaimGCOnSuccess && wf.Status.Phase != v1alpha1.WorkflowSucceeded {
-		return nil
+		return wf.Status.PersistentVolumeClaims, nil
 	}
 	names := map[string]bool{}
 	for _, v := range claimVolumes(&wf.Spec, wf.Name) {
@@ -139,13 +145,10 @@ func (rt *Runtime) deleteClaims(ctx context.Context, wf *v1alpha1.Workflow) erro
 	for _, name := range sortedKeys(names) { // created, but not recorded (a restart in between)
 		errs = append(errs, rt.deleteClaim(ctx, wf, name))
 	}
-	if len(wf.Status.PersistentVolumeClaims) > 0 {
-		if len(kept) == 0 {
-			kept = nil
-		}
-		wf.Status.PersistentVolumeClaims = kept
+	if len(kept) == 0 {
+		kept = nil
 	}
-	return errors.Join(errs...)
+	return kept, errors.Join(errs...)
 }
 
 // deleteClaim deletes one PVC of the workflow and removes its protection

@@ -40,7 +40,7 @@ func TestKubeClaims(t *testing.T) {
 	t.Cleanup(func() { _ = pvcs.DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}) })
 
 	wf := claimWorkflow(t, ns, "claims", "uid-claims", claimsSpec)
-	if err := rt.WorkflowStarted(ctx, wf); err != nil {
+	if err := workflowStarted(ctx, rt, wf); err != nil {
 		t.Fatal(err)
 	}
 	if got := js(wf.Status.PersistentVolumeClaims); got != `[{"name":"work","persistentVolumeClaim":{"claimName":"claims-work"}},{"name":"cache","persistentVolumeClaim":{"claimName":"claims-cache"}}]` {
@@ -67,7 +67,7 @@ func TestKubeClaims(t *testing.T) {
 
 	// A restarted controller calls it again: the PVCs are reused.
 	again := claimWorkflow(t, ns, "claims", "uid-claims", claimsSpec)
-	if err := rt.WorkflowStarted(ctx, again); err != nil {
+	if err := workflowStarted(ctx, rt, again); err != nil {
 		t.Fatalf("second WorkflowStarted: %v", err)
 	}
 	if len(again.Status.PersistentVolumeClaims) != 2 {
@@ -75,16 +75,16 @@ func TestKubeClaims(t *testing.T) {
 	}
 	// A workflow of the same name but another uid may not take them.
 	other := claimWorkflow(t, ns, "claims", "uid-other", claimsSpec)
-	assertPermanent(t, rt.WorkflowStarted(ctx, other), "already exists with different ownerreference")
-	assertPermanent(t, rt.WorkflowStarted(ctx, claimWorkflow(t, ns, "noname", "uid-n", `
+	assertPermanent(t, workflowStarted(ctx, rt, other), "already exists with different ownerreference")
+	assertPermanent(t, workflowStarted(ctx, rt, claimWorkflow(t, ns, "noname", "uid-n", `
 volumeClaimTemplates: [{spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Mi}}}}]`)),
 		"volumeClaimTemplates[0].metadata.name is required")
-	assertPermanent(t, rt.WorkflowStarted(ctx, claimWorkflow(t, ns, "bad", "uid-b", `
+	assertPermanent(t, workflowStarted(ctx, rt, claimWorkflow(t, ns, "bad", "uid-b", `
 volumeClaimTemplates: [{metadata: {name: x}, spec: {accessModes: [ReadWriteOnce]}}]`)), "create pvc")
 
 	// The default strategy, OnWorkflowSuccess, keeps the PVCs of a failed workflow...
 	wf.Status.Phase = v1alpha1.WorkflowFailed
-	if err := rt.WorkflowCompleted(ctx, wf); err != nil {
+	if err := workflowCompleted(ctx, rt, wf); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pvcs.Get(ctx, "claims-work", metav1.GetOptions{}); err != nil {
@@ -92,7 +92,7 @@ volumeClaimTemplates: [{metadata: {name: x}, spec: {accessModes: [ReadWriteOnce]
 	}
 	// ...and deletes those of a succeeded one, protection finalizer and all.
 	wf.Status.Phase = v1alpha1.WorkflowSucceeded
-	if err := rt.WorkflowCompleted(ctx, wf); err != nil {
+	if err := workflowCompleted(ctx, rt, wf); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"claims-work", "claims-cache"} {
@@ -106,11 +106,11 @@ volumeClaimTemplates: [{metadata: {name: x}, spec: {accessModes: [ReadWriteOnce]
 
 	// OnWorkflowCompletion deletes them whatever the outcome.
 	always := claimWorkflow(t, ns, "always", "uid-always", claimsSpec+"volumeClaimGC: {strategy: OnWorkflowCompletion}\n")
-	if err := rt.WorkflowStarted(ctx, always); err != nil {
+	if err := workflowStarted(ctx, rt, always); err != nil {
 		t.Fatal(err)
 	}
 	always.Status.Phase = v1alpha1.WorkflowError
-	if err := rt.WorkflowCompleted(ctx, always); err != nil {
+	if err := workflowCompleted(ctx, rt, always); err != nil {
 		t.Fatal(err)
 	}
 	list, err := pvcs.List(ctx, metav1.ListOptions{LabelSelector: LabelWorkflow + "=always"})
@@ -124,7 +124,7 @@ volumeClaimTemplates: [{metadata: {name: x}, spec: {accessModes: [ReadWriteOnce]
 	if _, err := pvcs.Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.WorkflowCompleted(ctx, always); err != nil {
+	if err := workflowCompleted(ctx, rt, always); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pvcs.Get(ctx, "always-work", metav1.GetOptions{}); err != nil {
@@ -138,4 +138,21 @@ func assertPermanent(t *testing.T, err error, msg string) {
 	if err == nil || !strings.Contains(err.Error(), msg) || !errors.As(err, &p) || !p.Permanent() {
 		t.Errorf("err = %v (%T), want a permanent error saying %q", err, err, msg)
 	}
+}
+
+// workflowStarted calls WorkflowStarted and records what it returns in
+// wf's status, as the controller does.
+func workflowStarted(ctx context.Context, rt *Runtime, wf *v1alpha1.Workflow) error {
+	res, err := rt.WorkflowStarted(ctx, wf)
+	if err == nil {
+		wf.Status.PersistentVolumeClaims = res.PersistentVolumeClaims
+	}
+	return err
+}
+
+// workflowCompleted calls WorkflowCompleted and records what it returns.
+func workflowCompleted(ctx context.Context, rt *Runtime, wf *v1alpha1.Workflow) error {
+	res, err := rt.WorkflowCompleted(ctx, wf)
+	wf.Status.PersistentVolumeClaims = res.PersistentVolumeClaims
+	return err
 }

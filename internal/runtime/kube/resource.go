@@ -17,6 +17,7 @@ import (
 
 	"github.com/braidwf/braid/internal/executor/emissary"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -93,7 +94,7 @@ func (r *resources) start(run runtime.Run) {
 	rr := &resRun{id: run.ID, wfUID: run.WorkflowUID, nodeID: run.NodeID, cancel: cancel}
 	now := r.rt.now()
 	rr.last = runtime.StepEvent{RunID: run.ID, WorkflowUID: run.WorkflowUID, NodeID: run.NodeID,
-		Phase: v1alpha1.NodeRunning, StartedAt: now}
+		Result: step.Result{Phase: v1alpha1.NodeRunning, StartedAt: now}}
 	r.runs[run.ID] = rr
 	ev := rr.last
 	r.mu.Unlock()
@@ -105,7 +106,7 @@ func (r *resources) start(run runtime.Run) {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
 			ph, msg, outs = v1alpha1.NodeFailed, causeMessage(cause), nil
 		}
-		r.finish(rr, runtime.StepEvent{Phase: ph, Message: msg, Outputs: outs})
+		r.finish(rr, step.Result{Phase: ph, Message: msg, Outputs: outs})
 	}()
 }
 
@@ -145,15 +146,15 @@ func withDeadlines(ctx context.Context, run runtime.Run, now time.Time) (context
 	return context.WithDeadlineCause(ctx, at, deadlineErr(msg))
 }
 
-// finish records and emits a run's final event, once.
-func (r *resources) finish(rr *resRun, ev runtime.StepEvent) {
+// finish records and emits a run's final event, with the result res, once.
+func (r *resources) finish(rr *resRun, res step.Result) {
 	r.mu.Lock()
 	if rr.last.Phase.Completed() {
 		r.mu.Unlock()
 		return
 	}
-	ev.RunID, ev.WorkflowUID, ev.NodeID = rr.id, rr.wfUID, rr.nodeID
-	ev.StartedAt, ev.FinishedAt = rr.last.StartedAt, r.rt.now()
+	res.StartedAt, res.FinishedAt = rr.last.StartedAt, r.rt.now()
+	ev := runtime.StepEvent{RunID: rr.id, WorkflowUID: rr.wfUID, NodeID: rr.nodeID, Result: res}
 	rr.last = ev
 	r.mu.Unlock()
 	r.rt.events.Push(ev)
@@ -169,7 +170,7 @@ func (r *resources) kill(runID string) bool {
 		return false
 	}
 	rr.cancel(errKilled)
-	r.finish(rr, runtime.StepEvent{Phase: v1alpha1.NodeFailed, Message: MsgKilled})
+	r.finish(rr, step.Result{Phase: v1alpha1.NodeFailed, Message: MsgKilled})
 	return true
 }
 

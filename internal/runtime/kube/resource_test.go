@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -20,6 +21,8 @@ import (
 	"github.com/braidwf/braid/internal/artifact/raw"
 	"github.com/braidwf/braid/internal/executor/emissary"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/step"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -87,22 +90,31 @@ func (e *resourceEnv) start(t *testing.T, name, tmpl string) runtime.Run {
 
 func (e *resourceEnv) final(t *testing.T, runID string, d time.Duration) runtime.StepEvent {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	var last runtime.StepEvent
+	testutil.Eventually(t, d, "run "+runID+": a final event", func() error {
 		e.col.mu.Lock()
 		evs := e.col.evs[runID]
 		e.col.mu.Unlock()
-		if n := len(evs); n > 0 && evs[n-1].Phase.Completed() {
-			if evs[0].Phase != v1alpha1.NodeRunning {
-				t.Errorf("run %s: first event %s, want Running", runID, evs[0].Phase)
-			}
-			return evs[n-1]
+		n := len(evs)
+		if n == 0 || !evs[n-1].Phase.Completed() {
+			return fmt.Errorf("events %+v", evs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s: no final event within %v; events %+v", runID, d, evs)
+		if evs[0].Phase != v1alpha1.NodeRunning {
+			t.Errorf("run %s: first event %s, want Running", runID, evs[0].Phase)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		last = evs[n-1]
+		return nil
+	})
+	return last
+}
+
+// created waits until the run has created its ConfigMap name.
+func (e *resourceEnv) created(t *testing.T, name string) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, "configmap "+name+" created", func() error {
+		_, err := e.c.CoreV1().ConfigMaps(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+		return err
+	})
 }
 
 func (e *resourceEnv) configMap(t *testing.T, name string) *apiv1.ConfigMap {
@@ -404,7 +416,7 @@ outputs:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := e.start(t, tt.name, strings.ReplaceAll(tmpl, "NAME", tt.name))
-			time.Sleep(time.Second)
+			e.created(t, tt.name) // a wait that ended on "pending" shows in the final event
 			if ev, _, _ := e.rt.Status(ctx, run.ID); ev.Phase != v1alpha1.NodeRunning {
 				t.Fatalf("before the change: %s %q", ev.Phase, ev.Message)
 			}
@@ -434,7 +446,7 @@ outputs:
 	}
 	t.Run("kill", func(t *testing.T) {
 		run := e.start(t, "killed", strings.ReplaceAll(tmpl, "NAME", "killed"))
-		time.Sleep(500 * time.Millisecond)
+		e.created(t, "killed")
 		if err := e.rt.Kill(ctx, run.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -455,7 +467,7 @@ outputs:
 	})
 	t.Run("deleted-while-waiting", func(t *testing.T) {
 		run := e.start(t, "gone", strings.ReplaceAll(tmpl, "NAME", "gone"))
-		time.Sleep(500 * time.Millisecond)
+		e.created(t, "gone") // deleted before or after the wait starts: both say so
 		if err := e.c.CoreV1().ConfigMaps(e.ns).Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -472,8 +484,8 @@ func TestResourceNoRestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	run := runtime.Run{ID: "r1", Namespace: "ns", Template: mustTemplate(t, `
-resource: {action: get, manifest: "{}"}`)}
+	run := runtime.Run{ID: "r1", Namespace: "ns", Launch: step.Launch{Template: mustTemplate(t, `
+resource: {action: get, manifest: "{}"}`)}}
 	if err := rt.Start(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +537,8 @@ func TestResourceHelpers(t *testing.T) {
 		{"{executor: {serviceAccountName: tex}}", &v1alpha1.WorkflowSpec{Executor: &v1alpha1.ExecutorConfig{ServiceAccountName: "ex"}}, "tex"},
 	}
 	for _, tt := range sa {
-		if got := serviceAccountOf(runtime.Run{Template: mustTemplate(t, tt.tmpl), Spec: tt.spec}); got != tt.want {
+		run := runtime.Run{Spec: tt.spec, Launch: step.Launch{Template: mustTemplate(t, tt.tmpl)}}
+		if got := serviceAccountOf(run); got != tt.want {
 			t.Errorf("serviceAccountOf(%s) = %q, want %q", tt.tmpl, got, tt.want)
 		}
 	}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/braidwf/braid/internal/executor/emissary"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -69,28 +71,26 @@ container:
 		// Both sidecars are stopped by their emissaries (the stubborn one
 		// after the kill grace), before the runtime's fallback, and the pod
 		// Succeeds.
-		deadline := time.Now().Add(sidecarStopWait + 20*time.Second)
-		for {
-			pod, err := c.CoreV1().Pods(ns).Get(ctx, "sidecar", metav1.GetOptions{})
+		var pod *apiv1.Pod
+		testutil.Eventually(t, sidecarStopWait+20*time.Second, "the sidecar's pod ended", func() error {
+			p, err := c.CoreV1().Pods(ns).Get(ctx, "sidecar", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pod.Status.Phase == apiv1.PodSucceeded || pod.Status.Phase == apiv1.PodFailed {
-				for _, s := range pod.Status.ContainerStatuses {
-					tm := s.State.Terminated
-					if tm == nil || tm.ExitCode != 0 || s.Name != MainContainer && !strings.Contains(tm.Message, emissary.MsgSidecarStopped) {
-						t.Errorf("container %s: %+v", s.Name, s.State)
-					}
-				}
-				if pod.Status.Phase != apiv1.PodSucceeded {
-					t.Errorf("pod %s (%s)", pod.Status.Phase, pod.Status.Reason)
-				}
-				break
+			pod = p
+			if p.Status.Phase == apiv1.PodSucceeded || p.Status.Phase == apiv1.PodFailed {
+				return nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("pod still %s: %+v", pod.Status.Phase, pod.Status.ContainerStatuses)
+			return fmt.Errorf("pod still %s: %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		})
+		for _, s := range pod.Status.ContainerStatuses {
+			tm := s.State.Terminated
+			if tm == nil || tm.ExitCode != 0 || s.Name != MainContainer && !strings.Contains(tm.Message, emissary.MsgSidecarStopped) {
+				t.Errorf("container %s: %+v", s.Name, s.State)
 			}
-			time.Sleep(200 * time.Millisecond)
+		}
+		if pod.Status.Phase != apiv1.PodSucceeded {
+			t.Errorf("pod %s (%s)", pod.Status.Phase, pod.Status.Reason)
 		}
 	})
 	t.Run("containerSet: b reads what a wrote", func(t *testing.T) {

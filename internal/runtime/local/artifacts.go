@@ -36,24 +36,15 @@ func (rt *Runtime) launchAfterLoad(s *step, run runtime.Run, deadline time.Time,
 	}()
 }
 
-// artifactPlan is the run's repository as the executor takes it; tarballs
-// are packed in the step's directory.
-func artifactPlan(run runtime.Run, dir string) *executor.ArtifactPlan {
-	plan := &executor.ArtifactPlan{Scratch: dir}
-	if a := run.Artifacts; a != nil {
-		plan.Repository, plan.Key, plan.ArchiveLogs = a.Repository, a.Key, a.ArchiveLogs
-	}
-	return plan
-}
-
 // saveOutputs saves the step's output artifacts (and its log, when asked)
 // after its process ended. Without artifact drivers nothing is saved.
 func (rt *Runtime) saveOutputs(s *step, run runtime.Run, p prepared) ([]v1alpha1.Artifact, error) {
 	if rt.cfg.Artifacts == nil {
 		return nil, nil
 	}
-	return executor.SaveOutputs(rt.ctx, run.Template, artifactPlan(run, s.dir), rt.cfg.Artifacts, p.paths(),
-		filepath.Join(s.dir, logFile))
+	paths := p.paths()
+	paths.Scratch = s.dir // tarballs are packed in the step's directory
+	return executor.SaveOutputs(rt.ctx, run.Template, run.Artifacts, rt.cfg.Artifacts, paths, filepath.Join(s.dir, logFile))
 }
 
 // withSaveError adds the failure to save outputs to a step's first failure.

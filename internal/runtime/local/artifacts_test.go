@@ -21,6 +21,7 @@ import (
 	"github.com/braidwf/braid/internal/artifact/file"
 	arthttp "github.com/braidwf/braid/internal/artifact/http"
 	"github.com/braidwf/braid/internal/runtime"
+	stepdata "github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -47,7 +48,7 @@ func newArtRuntime(t *testing.T) *artHarness {
 func (h *artHarness) run(t *testing.T, src string, archiveLogs bool) runtime.Run {
 	t.Helper()
 	r := newRun(tmpl(t, strings.ReplaceAll(src, "$TMP", h.tmp)))
-	r.Artifacts = &runtime.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}},
+	r.Artifacts = &stepdata.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}},
 		Key: "wf/" + r.PodName, ArchiveLogs: archiveLogs}
 	return r
 }
@@ -399,20 +400,20 @@ func artifactRSSProbe(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	plan := &runtime.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}, Key: "wf/big"}
+	plan := &stepdata.ArtifactPlan{Repository: &v1alpha1.ArtifactRepository{File: &v1alpha1.FileArtifactRepository{}}, Key: "wf/big"}
 	step := func(tp *v1alpha1.Template) (runtime.StepEvent, time.Duration) {
 		run := newRun(tp)
 		run.Artifacts, run.IncludeResult = plan, true
 		begin := time.Now()
 		if err := rt.Start(context.Background(), run); err != nil {
-			return runtime.StepEvent{Message: err.Error()}, 0
+			return runtime.StepEvent{Result: stepdata.Result{Message: err.Error()}}, 0
 		}
 		for ev := range rt.Events() {
 			if ev.RunID == run.ID && ev.Phase != v1alpha1.NodeRunning {
 				return ev, time.Since(begin)
 			}
 		}
-		return runtime.StepEvent{Message: "closed"}, 0
+		return runtime.StepEvent{Result: stepdata.Result{Message: "closed"}}, 0
 	}
 	level := int32(1)
 	prod := &v1alpha1.Template{Name: "produce",

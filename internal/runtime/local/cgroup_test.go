@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 	apiv1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -255,14 +256,12 @@ func BenchmarkRunLimited(b *testing.B) {
 // gone reports whether path is removed within d (a step's cgroup is
 // removed just after its final event).
 func gone(path string, d time.Duration) bool {
-	for end := time.Now().Add(d); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(path); os.IsNotExist(err) {
-			return true
+	return testutil.Poll(d, func() error {
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			return fmt.Errorf("%s is still there (%v)", path, err)
 		}
-		if time.Now().After(end) {
-			return false
-		}
-	}
+		return nil
+	}) == nil
 }
 
 func ptrStr(p *int32) string {

@@ -37,11 +37,13 @@ func (rt *Runtime) launchData(s *step, run runtime.Run) {
 	rt.record(s)
 	rt.wg.Add(1)
 	s.mu.Unlock()
-	rt.emit(s, runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: v1alpha1.NodeRunning, StartedAt: now})
+	ev := s.newEvent()
+	ev.Phase, ev.StartedAt = v1alpha1.NodeRunning, now
+	rt.emit(s, ev)
 	go func() {
 		defer rt.wg.Done()
 		defer cancel()
-		result, err := executor.RunData(ctx, run.Template, artifactPlan(run, s.dir), rt.cfg.Artifacts)
+		result, err := executor.RunData(ctx, run.Template, run.Artifacts, rt.cfg.Artifacts)
 		rt.finishData(s, now, result, err)
 	}()
 }
@@ -56,7 +58,8 @@ func (rt *Runtime) finishData(s *step, started time.Time, result string, err err
 	}
 	reason := s.killReason
 	s.mu.Unlock()
-	ev := runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, StartedAt: started, FinishedAt: rt.now()}
+	ev := s.newEvent()
+	ev.StartedAt, ev.FinishedAt = started, rt.now()
 	switch {
 	case reason != "":
 		ev.Phase, ev.Message = v1alpha1.NodeFailed, reason

@@ -102,6 +102,7 @@ func TestDataTemplateKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	accepted := make(chan struct{}, 16)
 	go func() { // accept, and never answer
 		var held []net.Conn
 		defer func() {
@@ -115,6 +116,10 @@ func TestDataTemplateKilled(t *testing.T) {
 				return
 			}
 			held = append(held, c)
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	h := newRuntime(t, func(c *Config) { c.Artifacts = &artifact.Drivers{S3: s3.New(nil, "argo")} })
@@ -128,13 +133,20 @@ func TestDataTemplateKilled(t *testing.T) {
 	}
 
 	run = newRun(tmpl(t, src))
+	for len(accepted) > 0 {
+		<-accepted
+	}
 	if err := h.Start(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
 	if ev := <-h.events(run.ID); ev.Phase != v1alpha1.NodeRunning {
 		t.Fatalf("first event %+v, want Running", ev)
 	}
-	time.Sleep(100 * time.Millisecond)
+	select { // the load hangs on the server that never answers
+	case <-accepted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the step never connected to the artifact server")
+	}
 	start := time.Now()
 	if err := h.Kill(context.Background(), run.ID); err != nil {
 		t.Fatal(err)

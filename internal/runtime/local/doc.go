@@ -121,7 +121,13 @@
 // into an unbounded queue drained by one goroutine, so the runtime never
 // blocks on a slow reader.
 //
-// The package imports runtime, executor, artifact (the Drivers it is given)
-// and the API types. It must not import the engine, the controller, the
-// store or the CLI.
+// # Imports
+//
+// The package imports runtime, executor, image (image roots),
+// artifact (the Drivers it is given) and the API types.
+//
+// # Must not import
+//
+// The engine, the controller, a store, the server, the CLI or the wiring
+// (internal/app): the controller drives it through runtime.Runtime.
 package local

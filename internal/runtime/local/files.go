@@ -169,7 +169,9 @@ func shellQuote(s string) string {
 // do not run steps (braid logs in direct mode).
 func LogPath(dataDir, namespace, workflow, pod string) string {
 	rt := &Runtime{runsDir: filepath.Join(dataDir, "runs")}
-	return filepath.Join(rt.stepDir(runtime.Run{Namespace: namespace, Workflow: workflow, PodName: pod}), logFile)
+	run := runtime.Run{Namespace: namespace, Workflow: workflow}
+	run.PodName = pod
+	return filepath.Join(rt.stepDir(run), logFile)
 }
 
 // RemoveWorkflowFiles removes what the runtime keeps of a workflow under

@@ -16,6 +16,8 @@ import (
 
 	"github.com/braidwf/braid/internal/builtins"
 	"github.com/braidwf/braid/internal/runtime"
+	stepdata "github.com/braidwf/braid/internal/step"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -129,9 +131,11 @@ func newRun(tp *v1alpha1.Template) runtime.Run {
 		Namespace:   "argo",
 		Workflow:    "wf",
 		WorkflowUID: "uid",
-		NodeID:      fmt.Sprintf("wf-%d", n),
-		PodName:     fmt.Sprintf("wf-pod-%d", n),
-		Template:    tp,
+		Launch: stepdata.Launch{
+			NodeID:   fmt.Sprintf("wf-%d", n),
+			PodName:  fmt.Sprintf("wf-pod-%d", n),
+			Template: tp,
+		},
 	}
 }
 
@@ -199,13 +203,7 @@ func processGone(pid int) bool {
 // waitGone waits until pid has exited.
 func waitGone(t testing.TB, pid int, within time.Duration) {
 	t.Helper()
-	end := time.Now().Add(within)
-	for !processGone(pid) {
-		if time.Now().After(end) {
-			t.Fatalf("process %d still runs after %v", pid, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Until(t, within, fmt.Sprintf("process %d exited", pid), func() bool { return processGone(pid) })
 }
 
 // vmHWM returns the process's peak resident set size in bytes.

@@ -209,7 +209,8 @@ func (x *runIndex) result(id string) (runtime.StepEvent, bool) {
 	if !ok {
 		return runtime.StepEvent{}, false
 	}
-	lost := runtime.StepEvent{RunID: id, Phase: v1alpha1.NodeError, Message: MsgLost}
+	lost := runtime.StepEvent{RunID: id}
+	lost.Phase, lost.Message = v1alpha1.NodeError, MsgLost
 	if !entry.done {
 		return lost, true
 	}

@@ -353,9 +353,9 @@ func (rt *Runtime) fail(s *step, phase v1alpha1.NodePhase, msg string) {
 	}
 	s.mu.Unlock()
 	rt.record(s)
-	rt.finish(s, runtime.StepEvent{
-		RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: phase, Message: msg, StartedAt: now, FinishedAt: now,
-	})
+	ev := s.newEvent()
+	ev.Phase, ev.Message, ev.StartedAt, ev.FinishedAt = phase, msg, now, now
+	rt.finish(s, ev)
 }
 
 // canPrivateTmp reports whether steps can get a private /tmp: binding a

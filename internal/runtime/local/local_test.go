@@ -20,6 +20,7 @@ import (
 
 	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/runtime"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -373,15 +374,10 @@ func TestKill(t *testing.T) {
 		t.Fatalf("first event %+v", first)
 	}
 	childFile := filepath.Join(rt.stepDir(run), "child")
-	for i := 0; ; i++ {
-		if data, _ := os.ReadFile(childFile); len(data) > 0 && bytes.HasSuffix(data, []byte("\n")) {
-			break
-		}
-		if i > 500 {
-			t.Fatal("the child never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Until(t, 5*time.Second, "the child started", func() bool {
+		data, _ := os.ReadFile(childFile)
+		return len(data) > 0 && bytes.HasSuffix(data, []byte("\n"))
+	})
 	if err := rt.Kill(ctx, run.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -576,12 +572,7 @@ func TestLogs(t *testing.T) {
 	if err := rt.Start(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; readLog(t, rt, run.ID) != "start\n"; i++ {
-		if i > 1000 {
-			t.Fatal("the step never printed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Until(t, 10*time.Second, "the step printed", func() bool { return readLog(t, rt, run.ID) == "start\n" })
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	r, err := rt.Logs(cctx, run.ID, true)
@@ -593,7 +584,11 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("follow with a context: %q %v", got, err)
 	}
 	r2, _ := rt.Logs(ctx, run.ID, true)
-	go func() { time.Sleep(100 * time.Millisecond); r2.Close() }()
+	head := make([]byte, len("start\n"))
+	if _, err := io.ReadFull(r2, head); err != nil || string(head) != "start\n" {
+		t.Fatalf("follow: %q %v", head, err)
+	}
+	go r2.Close() // while ReadAll waits for more, or before it reads again
 	if _, err := io.ReadAll(r2); !errors.Is(err, os.ErrClosed) {
 		t.Fatalf("follow after Close: %v", err)
 	}
@@ -653,8 +648,16 @@ func TestManyConcurrent(t *testing.T) {
 			t.Errorf("run %d events (-want +got):\n%s", i, diff)
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
-	if got := rt.all.Load(); got != 2*n {
+	// Every step has ended and pushed all its events; a marker pushed
+	// now comes out after them all.
+	rt.wg.Wait()
+	rt.Runtime.events.Push(runtime.StepEvent{RunID: "marker"})
+	select {
+	case <-rt.events("marker"):
+	case <-time.After(10 * time.Second):
+		t.Fatal("the marker event never came")
+	}
+	if got := rt.all.Load() - 1; got != 2*n {
 		t.Errorf("%d events, want %d", got, 2*n)
 	}
 }

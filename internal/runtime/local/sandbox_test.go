@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -277,13 +278,12 @@ func TestViewDeadline(t *testing.T) {
 		if !rt.sandbox.pidns && strings.HasSuffix(marker, "75") {
 			continue // without a PID namespace a process that left the group survives
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for len(processesWith(t, marker)) > 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%q still runs after the deadline: %v", marker, processesWith(t, marker))
+		testutil.Eventually(t, 5*time.Second, fmt.Sprintf("%q ended after the deadline", marker), func() error {
+			if ps := processesWith(t, marker); len(ps) > 0 {
+				return fmt.Errorf("still running: %v", ps)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 

@@ -54,9 +54,17 @@ func (s *step) event() runtime.StepEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last.Phase == "" {
-		return runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: v1alpha1.NodePending}
+		ev := s.newEvent()
+		ev.Phase = v1alpha1.NodePending
+		return ev
 	}
 	return s.last
+}
+
+// newEvent is an event of this run with an empty result, for the caller
+// to fill in.
+func (s *step) newEvent() runtime.StepEvent {
+	return runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID}
 }
 
 // launch prepares and starts the step's process, and reports Running; or
@@ -98,35 +106,16 @@ func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline
 		return
 	}
 
-	logf, err := openLog(filepath.Join(s.dir, logFile))
+	logf, pr, pw, err := openStepOutput(s.dir, run.IncludeResult)
 	if err != nil {
-		rt.fail(s, v1alpha1.NodeError, fmt.Sprintf("open the step's log: %v", err))
+		rt.fail(s, v1alpha1.NodeError, err.Error())
 		return
 	}
 	stdout := logf
-	var pr, pw *os.File
-	if run.IncludeResult {
-		if pr, pw, err = os.Pipe(); err != nil {
-			logf.Close()
-			rt.fail(s, v1alpha1.NodeError, fmt.Sprintf("capture stdout: %v", err))
-			return
-		}
+	if pw != nil {
 		stdout = pw
 	}
-	if p.env == nil {
-		p.env = []string{} // nil would make the process inherit braid's environment
-	}
-	attr := &os.ProcAttr{
-		Dir:   p.workDir,
-		Env:   p.env,
-		Files: []*os.File{rt.devNull, stdout, logf},
-		// Pdeathsig: a step does not outlive a braid that was killed; the
-		// next braid reports it lost (MsgLost) instead of racing it.
-		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	}
-	if p.unshare {
-		attr.Sys.Unshareflags = syscall.CLONE_NEWNS
-	}
+	attr := rt.procAttr(&p, stdout, logf)
 
 	s.mu.Lock()
 	if s.killReason != "" {
@@ -140,19 +129,7 @@ func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline
 	// moment never forgets a step that ran: the next one reports it (lost
 	// or finished) instead of starting it again.
 	rt.record(s)
-	var proc *os.Process
-	var exited <-chan struct{}
-	if p.cgroup, err = rt.newCgroup(s, p.limits); err == nil {
-		switch {
-		case p.view != nil:
-			attr.Sys.Chroot = p.view.merged
-			proc, exited, err = rt.startInView(*p.view, p.cgroup, p.argv, attr)
-		case p.cgroup != nil:
-			proc, exited, err = rt.startLimited(p.cgroup, p.argv, attr)
-		default:
-			proc, err = os.StartProcess(p.argv[0], p.argv, attr)
-		}
-	}
+	proc, exited, err := rt.spawn(s, &p, attr)
 	if err != nil {
 		s.exited = true
 		s.mu.Unlock()
@@ -176,9 +153,68 @@ func (rt *Runtime) start(ctx context.Context, s *step, run runtime.Run, deadline
 		logf = nil
 	}
 
-	rt.emit(s, runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, Phase: v1alpha1.NodeRunning, StartedAt: started})
+	ev := s.newEvent()
+	ev.Phase, ev.StartedAt = v1alpha1.NodeRunning, started
+	rt.emit(s, ev)
 	go rt.wait(s, run, p, proc, exited, started, pr, logf)
 	rt.log.Debug("step started", "run", s.id, "pid", proc.Pid, "argv", p.argv)
+}
+
+// openStepOutput opens the step's log in dir and, with includeResult, a
+// pipe to capture its stdout (pr reads it, pw is the process's end).
+func openStepOutput(dir string, includeResult bool) (logf, pr, pw *os.File, err error) {
+	logf, err = openLog(filepath.Join(dir, logFile))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open the step's log: %w", err)
+	}
+	if includeResult {
+		if pr, pw, err = os.Pipe(); err != nil {
+			logf.Close()
+			return nil, nil, nil, fmt.Errorf("capture stdout: %w", err)
+		}
+	}
+	return logf, pr, pw, nil
+}
+
+// procAttr is how the step's process starts: in its working directory
+// with its environment (never braid's), stdin from /dev/null, stdout to
+// stdout and stderr to logf, in a process group of its own.
+func (rt *Runtime) procAttr(p *prepared, stdout, logf *os.File) *os.ProcAttr {
+	if p.env == nil {
+		p.env = []string{} // nil would make the process inherit braid's environment
+	}
+	attr := &os.ProcAttr{
+		Dir:   p.workDir,
+		Env:   p.env,
+		Files: []*os.File{rt.devNull, stdout, logf},
+		// Pdeathsig: a step does not outlive a braid that was killed; the
+		// next braid reports it lost (MsgLost) instead of racing it.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	if p.unshare {
+		attr.Sys.Unshareflags = syscall.CLONE_NEWNS
+	}
+	return attr
+}
+
+// spawn makes the step's cgroup (p.cgroup, when it has limits) and starts
+// its process: in its root view, in the cgroup, or plainly. exited, when
+// not nil, is closed once the process has exited (the thread that started
+// it waits for it).
+func (rt *Runtime) spawn(s *step, p *prepared, attr *os.ProcAttr) (proc *os.Process, exited <-chan struct{}, err error) {
+	if p.cgroup, err = rt.newCgroup(s, p.limits); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case p.view != nil:
+		attr.Sys.Chroot = p.view.merged
+		return rt.startInView(*p.view, p.cgroup, p.argv, attr)
+	case p.cgroup != nil:
+		return rt.startLimited(p.cgroup, p.argv, attr)
+	default:
+		proc, err = os.StartProcess(p.argv[0], p.argv, attr)
+		return proc, nil, err
+	}
 }
 
 // prepared is what a step needs to start.
@@ -243,7 +279,7 @@ func (rt *Runtime) prepare(ctx context.Context, s *step, run runtime.Run) (prepa
 		}
 	}
 	if len(tmpl.Inputs.Artifacts) > 0 {
-		err := executor.LoadInputs(ctx, tmpl, artifactPlan(run, s.dir), rt.cfg.Artifacts, p.paths())
+		err := executor.LoadInputs(ctx, tmpl, run.Artifacts, rt.cfg.Artifacts, p.paths())
 		if err != nil {
 			return prepared{}, err
 		}
@@ -356,7 +392,8 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 		closeAll(pr, logf)
 	}
 
-	ev := runtime.StepEvent{RunID: s.id, WorkflowUID: s.wfUID, NodeID: s.nodeID, StartedAt: started, FinishedAt: finished}
+	ev := s.newEvent()
+	ev.StartedAt, ev.FinishedAt = started, finished
 	if err != nil {
 		ev.Phase, ev.Message = v1alpha1.NodeError, fmt.Sprintf("wait for the step's process: %v", err)
 		rt.finish(s, ev)
@@ -364,7 +401,16 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 		rt.dropView(p.view)
 		return
 	}
-	code := exitCode(state)
+	rt.endEvent(&ev, s, run, p, exitCode(state), tail, reason)
+	rt.finish(s, ev)
+	rt.removeCgroup(s, p.cgroup)
+	rt.dropView(p.view)
+}
+
+// endEvent fills ev with the exit code, the outputs and the phase of a
+// step whose process ended with code; reason is why braid killed it, ""
+// when it did not.
+func (rt *Runtime) endEvent(ev *runtime.StepEvent, s *step, run runtime.Run, p prepared, code int, tail *executor.Tail, reason string) {
 	code32 := int32(code)
 	ev.ExitCode = &code32
 	out := &v1alpha1.Outputs{ExitCode: ptr(strconv.Itoa(code))}
@@ -390,9 +436,6 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 	default:
 		ev.Phase = v1alpha1.NodeSucceeded
 	}
-	rt.finish(s, ev)
-	rt.removeCgroup(s, p.cgroup)
-	rt.dropView(p.view)
 }
 
 // kill starts stopping a step's group, once: SIGTERM now, SIGKILL after the

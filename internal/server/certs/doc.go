@@ -9,5 +9,5 @@
 // created 0700.
 //
 // It uses only the standard library; it must not import other braid
-// packages (the server, the CLI and the config package import it).
+// packages (the CLI imports it for braid server's TLS flags).
 package certs

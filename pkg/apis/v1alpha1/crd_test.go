@@ -125,7 +125,7 @@ func TestCRDNames(t *testing.T) {
 func TestCRDSchemasAcceptCorpus(t *testing.T) {
 	dir := filepath.Join(conformanceDir(t), "examples")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("conformance corpus not found (%v); set BRAID_CONFORMANCE_DIR", err)
+		skipNoCorpus(t, err)
 	}
 	crds := loadCRDs(t)
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))

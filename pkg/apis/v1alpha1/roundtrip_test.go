@@ -41,6 +41,16 @@ func conformanceDir(t *testing.T) string {
 	}
 }
 
+// skipNoCorpus skips a test whose corpus directory is missing (err), or
+// fails it when BRAID_REQUIRE_CONFORMANCE=1.
+func skipNoCorpus(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("BRAID_REQUIRE_CONFORMANCE") == "1" {
+		t.Fatalf("conformance corpus not found (%v), and BRAID_REQUIRE_CONFORMANCE=1; set BRAID_CONFORMANCE_DIR", err)
+	}
+	t.Skipf("conformance corpus not found (%v); set BRAID_CONFORMANCE_DIR", err)
+}
+
 // newObject returns an empty typed object for an Argo kind, or nil.
 func newObject(kind string) any {
 	switch kind {
@@ -64,7 +74,7 @@ func newObject(kind string) any {
 func TestConformanceRoundTrip(t *testing.T) {
 	dir := filepath.Join(conformanceDir(t), "examples")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("conformance corpus not found (%v); set BRAID_CONFORMANCE_DIR", err)
+		skipNoCorpus(t, err)
 	}
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {

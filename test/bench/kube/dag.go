@@ -164,17 +164,11 @@ func (b dagBench) run(rc *rest.Config, n int, profile string) (dagResult, error)
 	if err := h.rt.WaitSynced(ctx); err != nil {
 		return res, err
 	}
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err != nil {
-			return res, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return res, err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(profile)
+	if err != nil {
+		return res, err
 	}
+	defer stopProfile()
 	cpu0, err := cpuTime(os.Getpid())
 	if err != nil {
 		return res, err
@@ -214,19 +208,45 @@ func (b dagBench) run(rc *rest.Config, n int, profile string) (dagResult, error)
 	if res.podsSeen, err = countPods(ctx, ns); err != nil {
 		return res, err
 	}
+	return res, checkDAGEnd(final, n, res.podsSeen)
+}
+
+// startCPUProfile writes a CPU profile to path until the returned function
+// is called; with path "" it does nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// checkDAGEnd checks that the DAG of n nodes succeeded with n pods, all of
+// them created by this bench's runtime (podsSeen, from countPods).
+func checkDAGEnd(final *v1alpha1.Workflow, n int, podsSeen string) error {
 	pods := 0
 	for _, nd := range final.Status.Nodes {
 		if nd.Type == v1alpha1.NodeTypePod && nd.Phase == v1alpha1.NodeSucceeded {
 			pods++
 		}
 	}
-	if res.podsSeen != fmt.Sprintf("braid-runtime %d", n) {
-		return res, fmt.Errorf("pods in the namespace by creator: %s: another braid controller that watches every namespace drove this workflow too; run again when none does", res.podsSeen)
+	if podsSeen != fmt.Sprintf("braid-runtime %d", n) {
+		return fmt.Errorf("pods in the namespace by creator: %s: another braid controller that watches every namespace drove this workflow too; run again when none does", podsSeen)
 	}
 	if final.Status.Phase != v1alpha1.WorkflowSucceeded || pods != n {
-		return res, fmt.Errorf("workflow ended %s with %d pods Succeeded (want Succeeded, %d): %s", final.Status.Phase, pods, n, final.Status.Message)
+		return fmt.Errorf("workflow ended %s with %d pods Succeeded (want Succeeded, %d): %s", final.Status.Phase, pods, n, final.Status.Message)
 	}
-	return res, nil
+	return nil
 }
 
 // countPods lists the namespace's pods and counts them by the field
@@ -294,7 +314,7 @@ func newHarness(rc *rest.Config, ns string) (*harness, error) {
 	if err != nil {
 		return nil, errors.Join(err, h.st.Close())
 	}
-	ctl, err := controller.New(controller.Options{Store: h.st, Runtime: h.rt, Logger: log})
+	ctl, err := controller.New(controller.Options{Store: h.st, Runtime: h.rt, Hooks: h.rt, Logger: log})
 	if err == nil {
 		var mgr *controller.Manager
 		if mgr, err = ctl.NewManager(h.st, controller.StoreTemplates(h.st)); err == nil {

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -7,11 +7,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/runtime/local"
 )
 
-// TestOpenEmbeddedDataDirPrivate checks that openEmbedded makes the data
+// TestOpenEmbeddedDataDirPrivate checks that OpenEmbedded makes the data
 // directory 0700 (a new one, and one an older braid made 0755) and the
 // store 0600.
 func TestOpenEmbeddedDataDirPrivate(t *testing.T) {
@@ -22,17 +21,16 @@ func TestOpenEmbeddedDataDirPrivate(t *testing.T) {
 	if err := os.Mkdir(loose, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	noIsolation := func(c *config.Config) { c.Isolation = local.IsolationNone }
 	for _, dir := range []string{filepath.Join(base, "new", "data"), loose} {
-		e, err := openEmbedded(context.Background(), dir, "", noIsolation)
+		e, err := OpenEmbedded(context.Background(), EmbeddedConfig{DataDir: dir, Isolation: local.IsolationNone})
 		if err != nil {
-			t.Fatalf("openEmbedded %s: %v", dir, err)
+			t.Fatalf("OpenEmbedded %s: %v", dir, err)
 		}
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
 		wantMode(t, dir, 0o700)
-		wantMode(t, e.cfg.StorePath(), 0o600)
+		wantMode(t, e.Config.StorePath(), 0o600)
 	}
 }
 

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/server"
+	"github.com/braidwf/braid/internal/spec"
 	"github.com/braidwf/braid/internal/store"
 	syncapi "github.com/braidwf/braid/pkg/apiclient/sync"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -35,7 +35,7 @@ synchronization:
 // syncEnv is braid on one machine with its API server: the embedded
 // backend, and a REST base URL and a gRPC client of the sync service.
 type syncEnv struct {
-	e    *embedded
+	e    *Embedded
 	base string
 	grpc syncapi.SyncServiceClient
 }
@@ -47,12 +47,12 @@ func newSyncEnv(t *testing.T) *syncEnv {
 	if err := os.WriteFile(cfgFile, []byte(limitsConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := openEmbedded(context.Background(), filepath.Join(dir, "data"), cfgFile,
-		func(c *config.Config) { c.Isolation = local.IsolationNone })
+	e, err := OpenEmbedded(context.Background(), EmbeddedConfig{DataDir: filepath.Join(dir, "data"), ConfigFile: cfgFile,
+		Isolation: local.IsolationNone})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Store: e.store, SyncLimits: e.limits})
+	srv, err := server.New(server.Options{Store: e.Store, SyncLimits: e.limits})
 	if err != nil {
 		t.Fatal(errors.Join(err, e.Close()))
 	}
@@ -218,7 +218,7 @@ func TestEmbeddedSyncLimitReleasesWaitingWorkflow(t *testing.T) {
 	if err := os.WriteFile(file, []byte(semaphoreWF), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	wf, cat, err := loadRunWorkflow(runFlags{}, file)
+	wf, cat, err := loadWorkflow(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,14 +230,14 @@ func TestEmbeddedSyncLimitReleasesWaitingWorkflow(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		final, err := s.e.run(ctx, wf, cat, nil, nil)
+		final, err := s.e.Run(ctx, wf, cat, nil, nil)
 		done <- result{final, err}
 	}()
 	// The controller records why the workflow waits.
 	waiting := make(chan struct{})
 	go func() {
 		for ctx.Err() == nil {
-			obj, err := s.e.store.Get(ctx, store.KindWorkflow, "argo", "sem-wait")
+			obj, err := s.e.Store.Get(ctx, store.KindWorkflow, "argo", "sem-wait")
 			if w, ok := obj.(*v1alpha1.Workflow); err == nil && ok {
 				if strings.Contains(w.Status.Message, "failed to get semaphore limit") {
 					close(waiting)
@@ -269,4 +269,19 @@ func phaseOf(wf *v1alpha1.Workflow) string {
 		return "<no workflow>"
 	}
 	return string(wf.Status.Phase) + " (" + wf.Status.Message + ")"
+}
+
+// loadWorkflow reads the one Workflow of file, with a catalog of the
+// file's documents for its template references.
+func loadWorkflow(file string) (*v1alpha1.Workflow, *spec.Catalog, error) {
+	docs, err := spec.LoadFile(file, spec.Strict)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range docs {
+		if wf, ok := d.Object.(*v1alpha1.Workflow); ok {
+			return wf, spec.NewCatalog(docs), nil
+		}
+	}
+	return nil, nil, errors.New(file + ": no Workflow")
 }

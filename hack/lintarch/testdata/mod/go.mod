@@ -1,0 +1,3 @@
+module example.com/lintarchdata
+
+go 1.22

@@ -1,0 +1,5 @@
+// Package app is the wiring.
+package app
+
+// Main does nothing.
+func Main() {}

@@ -1,0 +1,2 @@
+// Package newpkg has no rule.
+package newpkg
