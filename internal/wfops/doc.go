@@ -11,9 +11,9 @@
 // writes the result to the store with optimistic concurrency; on a conflict
 // it reloads and calls again. The controller then drives the workflow on.
 //
-//   - selector.go: --node-field-selector (displayName, templateName, phase,
-//     name, id, templateRef.name, templateRef.template,
-//     inputs.parameters.<name>.value; =, ==, !=; comma means AND).
+//   - selector.go: --node-field-selector, as pkg/nodeselector defines it,
+//     made strict: an empty selector or an unsupported field is an
+//     ErrBadRequest.
 //   - retry.go, prune.go, downstream.go: argo retry. prune.go deletes the
 //     nodes that must run again and reopens their ancestors; downstream.go
 //     finds what depends on a restarted node in its DAG or steps.
@@ -35,7 +35,8 @@
 // # What it must not do
 //
 // No I/O, no store, no runtime, no goroutines, no clock reads (callers pass
-// now). It imports only pkg/apis/v1alpha1 and k8s.io/apimachinery; never
-// internal/engine, internal/store or internal/server. It kills nothing: a
-// caller that needs to stop running steps does so itself.
+// now). It imports only pkg/apis/v1alpha1, pkg/nodeselector and
+// k8s.io/apimachinery; never internal/engine, internal/store or
+// internal/server. It kills nothing: a caller that needs to stop running
+// steps does so itself.
 package wfops
