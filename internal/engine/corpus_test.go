@@ -23,6 +23,9 @@ func corpusDir(t testing.TB) string {
 		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "conformance")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "examples")); err != nil {
+		if os.Getenv("BRAID_REQUIRE_CONFORMANCE") == "1" {
+			t.Fatalf("conformance corpus not found at %s, and BRAID_REQUIRE_CONFORMANCE=1 (set BRAID_CONFORMANCE_DIR)", dir)
+		}
 		t.Skipf("conformance corpus not found at %s (set BRAID_CONFORMANCE_DIR)", dir)
 	}
 	return dir
@@ -59,7 +62,7 @@ func corpus(t *testing.T) (map[string]*v1alpha1.Workflow, testResolver) {
 
 func corpusDriver(t *testing.T, wf *v1alpha1.Workflow, res testResolver) *driver {
 	d := &driver{t: t, now: t0, running: map[string]*fakePod{}, pending: map[string]StepResult{}, maxPasses: 3000,
-		memo: NewMemo(), templates: res, wf: wf.DeepCopy()}
+		prepared: NewPrepared(), templates: res, wf: wf.DeepCopy()}
 	if d.wf.Name == "" {
 		d.wf.Name = strings.TrimSuffix(d.wf.GenerateName, "-")
 	}
