@@ -10,11 +10,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/braidwf/braid/internal/app"
-	"github.com/braidwf/braid/internal/artifact"
-	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/server/auth"
 	"github.com/braidwf/braid/internal/server/auth/kubeauth"
-	kubestore "github.com/braidwf/braid/internal/store/kube"
 )
 
 // The backends of braid server and braid controller.
@@ -83,23 +80,6 @@ func (b backendFlags) kubeConfig(dataDir, configFile string, log *slog.Logger, w
 	return app.KubeConfig{Kubeconfig: b.kubeconfig, ExecutorImage: b.executorImage, OffloadDSN: b.offloadDSN,
 		ArchiveDSN: b.archiveDSN, Namespace: b.namespace(), DataDir: dataDir, ConfigFile: configFile,
 		Logger: log, WithController: withController}
-}
-
-// kubeBackend is what the pod log files read of an opened cluster
-// (podlogs.go: the logs shipped to the artifact repository).
-type kubeBackend struct {
-	cfg     *config.Config
-	store   *kubestore.Store
-	drivers *artifact.Drivers
-}
-
-func newKubeBackend(k *app.Kube) *kubeBackend {
-	return &kubeBackend{cfg: k.Config, store: k.Store, drivers: k.Artifacts}
-}
-
-// artifactRepositories are the configured artifact repositories.
-func artifactRepositories(cfg *config.Config) artifact.Repositories {
-	return app.ArtifactRepositories(cfg)
 }
 
 // kubeAuth builds braid server's auth on a cluster, as argo-server's

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/braidwf/braid/internal/app"
-	"github.com/braidwf/braid/internal/server"
 )
 
 type serverFlags struct {
@@ -135,11 +134,7 @@ func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
 	if err != nil {
 		return err
 	}
-	logs, err := newPodLogFiles(k.Client, log, newKubeBackend(k).shippedLogs())
-	if err != nil {
-		return errors.Join(err, k.Close())
-	}
-	closeAll := func(errs ...error) error { return errors.Join(append(errs, logs.Close(), k.Close())...) }
+	closeAll := func(errs ...error) error { return errors.Join(append(errs, k.Close())...) }
 	tlsCfg, _, err := f.tls.serverTLS(func() (string, error) { return kubeCertDir(f.dataDir) }, f.address)
 	if err != nil {
 		return closeAll(err)
@@ -153,5 +148,5 @@ func runKubeServer(ctx context.Context, s streams, f serverFlags) error {
 		drive = &f.election
 	}
 	return closeAll(k.Serve(ctx, app.Listen{Address: f.address, Port: f.port, TLS: tlsCfg, Logger: log,
-		Configure: func(o *server.Options) { sa.apply(o); o.LogPath = logs.path }}, drive))
+		Configure: sa.apply}, drive))
 }

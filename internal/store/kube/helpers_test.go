@@ -27,6 +27,7 @@ import (
 	"github.com/braidwf/braid/internal/controller"
 	"github.com/braidwf/braid/internal/server"
 	"github.com/braidwf/braid/internal/store/kube"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -211,30 +212,26 @@ func waitDiscovery(cfg *rest.Config) error {
 	}
 	want := []string{v1alpha1.WorkflowPlural, v1alpha1.WorkflowPlural + "/status", v1alpha1.WorkflowTemplatePlural,
 		v1alpha1.ClusterWorkflowTemplatePlural, v1alpha1.CronWorkflowPlural, v1alpha1.WorkflowEventBindingPlural}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	return testutil.Poll(60*time.Second, func() error {
 		list, err := disc.ServerResourcesForGroupVersion(v1alpha1.APIVersion)
-		missing := want
-		if err == nil {
-			have := map[string]bool{}
-			for _, r := range list.APIResources {
-				have[r.Name] = true
-			}
-			missing = nil
-			for _, w := range want {
-				if !have[w] {
-					missing = append(missing, w)
-				}
-			}
-			if len(missing) == 0 {
-				return nil
+		if err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, r := range list.APIResources {
+			have[r.Name] = true
+		}
+		var missing []string
+		for _, w := range want {
+			if !have[w] {
+				missing = append(missing, w)
 			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the apiserver does not serve %v after 60 s (%v)", missing, err)
+		if len(missing) > 0 {
+			return fmt.Errorf("the apiserver does not serve %v", missing)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // newStore returns a Store on the cluster, closed when the test ends.
@@ -265,17 +262,7 @@ func (c *cluster) rawWorkflow(t *testing.T, name string) *unstructured.Unstructu
 // eventually retries f until it returns nil or 10 s pass.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, what, f)
 }
 
 func randHex(n int) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/braidwf/braid/internal/store"
+	"github.com/braidwf/braid/internal/store/storetest"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkArchiveList(b *testing.B) {
 	for i := 0; i < benchArchived; i += batch {
 		for j := range batch {
 			n := i + j
-			wfs[j] = archived(fmt.Sprintf("ns-%d", n%4), fmt.Sprintf("wf-%06d", n), n, map[string]string{
+			wfs[j] = storetest.Archived(fmt.Sprintf("ns-%d", n%4), fmt.Sprintf("wf-%06d", n), n, map[string]string{
 				"app":                         fmt.Sprintf("app-%d", n%10),
 				"shard":                       fmt.Sprintf("s-%d", n%1000),
 				"workflows.argoproj.io/phase": "Succeeded",

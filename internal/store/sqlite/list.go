@@ -20,37 +20,10 @@ import (
 // decoded (see labelWhere). With opts.Fields, SQL builds each object's JSON
 // from only those paths (see projectFields).
 func listObjects(ctx context.Context, q querier, k kindInfo, ns string, opts store.ListOptions) ([]store.Object, string, error) {
-	where, args, lsel, err := listFilter(k, ns, opts)
+	query, args, lsel, err := listQuery(k, ns, opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
 	}
-	lw, la, inGo, err := labelWhere(opts.LabelSelector)
-	if err != nil {
-		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-	}
-	where, args = append(where, lw...), append(args, la...)
-	if !inGo {
-		lsel = labels.Everything() // SQL matched it all
-	}
-	ord, err := orderOf(opts.Order)
-	if err != nil {
-		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-	}
-	if opts.Continue != "" {
-		c, err := decodeContinue(opts.Continue, opts.Order)
-		if err != nil {
-			return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
-		}
-		where, args = append(where, ord.after), append(args, ord.afterArgs(c)...)
-	}
-	p := projectFields(opts.Fields)
-	query := `SELECT o.id, o.created_at, o.unfinished, o.order_at, o.labels, o.resource_version, o.generation, ` +
-		p.body + `, ` + p.spec + ` FROM objects o`
-	if p.joinSpec {
-		query += ` JOIN specs s ON s.object_id = o.id`
-	}
-	query += ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + ord.by
-	args = append(p.args, args...) // the projection's arguments come first in the text
 	limit := max(opts.Limit, 0)
 	if limit > 0 && lsel.Empty() {
 		// One more than asked says whether a next page exists.
@@ -62,12 +35,57 @@ func listObjects(ctx context.Context, q querier, k kindInfo, ns string, opts sto
 		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
 	}
 	defer func() { _ = rows.Close() }()
+	out, last, more, err := scanList(rows, k, lsel, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
+	}
+	if !more {
+		return out, "", nil
+	}
+	return out, encodeContinue(last, opts.Order), nil
+}
 
-	var (
-		out  []store.Object
-		last continueToken
-		more bool
-	)
+// listQuery builds listObjects' SELECT (without its LIMIT) and arguments,
+// and returns the part of the label selector left to match in Go.
+func listQuery(k kindInfo, ns string, opts store.ListOptions) (string, []any, labels.Selector, error) {
+	where, args, lsel, err := listFilter(k, ns, opts)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	lw, la, inGo, err := labelWhere(opts.LabelSelector)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	where, args = append(where, lw...), append(args, la...)
+	if !inGo {
+		lsel = labels.Everything() // SQL matched it all
+	}
+	ord, err := orderOf(opts.Order)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if opts.Continue != "" {
+		c, err := decodeContinue(opts.Continue, opts.Order)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		where, args = append(where, ord.after), append(args, ord.afterArgs(c)...)
+	}
+	p := projectFields(opts.Fields)
+	query := `SELECT o.id, o.created_at, o.unfinished, o.order_at, o.labels, o.resource_version, o.generation, ` +
+		p.body + `, ` + p.spec + ` FROM objects o`
+	if p.joinSpec {
+		query += ` JOIN specs s ON s.object_id = o.id`
+	}
+	query += ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + ord.by
+	args = append(p.args, args...) // the projection's arguments come first in the text
+	return query, args, lsel, nil
+}
+
+// scanList decodes the rows of listObjects' query that lsel matches, up to
+// limit (0: all), and returns the position of the last one and whether
+// more rows follow.
+func scanList(rows *sql.Rows, k kindInfo, lsel labels.Selector, limit int64) (out []store.Object, last continueToken, more bool, err error) {
 	for rows.Next() {
 		var (
 			c          continueToken
@@ -76,13 +94,13 @@ func listObjects(ctx context.Context, q querier, k kindInfo, ns string, opts sto
 			body, spec []byte
 		)
 		if err := rows.Scan(&c.ID, &c.CreatedAt, &c.Unfinished, &c.OrderAt, &lbl, &rv, &gen, &body, &spec); err != nil {
-			return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
+			return nil, last, false, err
 		}
 		if !lsel.Empty() {
 			var set labels.Set
 			if lbl.Valid {
 				if err := json.Unmarshal([]byte(lbl.String), &set); err != nil {
-					return nil, "", fmt.Errorf("list %s: decode labels: %w", k.kind, err)
+					return nil, last, false, fmt.Errorf("decode labels: %w", err)
 				}
 			}
 			if !lsel.Matches(set) {
@@ -90,23 +108,19 @@ func listObjects(ctx context.Context, q querier, k kindInfo, ns string, opts sto
 			}
 		}
 		if limit > 0 && int64(len(out)) == limit {
-			more = true
-			break
+			return out, last, true, nil
 		}
 		obj, err := decode(k, body, spec, rv, gen)
 		if err != nil {
-			return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
+			return nil, last, false, err
 		}
 		out = append(out, obj)
 		last = c
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("list %s: %w", k.kind, err)
+		return nil, last, false, err
 	}
-	if !more {
-		return out, "", nil
-	}
-	return out, encodeContinue(last, opts.Order), nil
+	return out, last, false, nil
 }
 
 // objectHas starts the condition that an object (o) has a label; see

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -107,9 +106,25 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite store %s: %w", abs, err)
 	}
 
-	s.w, err = sql.Open("sqlite", dsn(abs, busy, true))
-	if err != nil {
+	if err := s.openWriter(ctx, busy); err != nil {
 		return fail(err)
+	}
+	if err := s.openReaders(ctx, busy, opts.ReadConns); err != nil {
+		return fail(err)
+	}
+	if err := restrictFiles(abs); err != nil { // the -wal and -shm files SQLite made
+		return fail(err)
+	}
+	return s, nil
+}
+
+// openWriter opens the store's one writing connection, checks that the
+// database is in WAL mode, migrates the schema and prepares the statements.
+func (s *Store) openWriter(ctx context.Context, busy time.Duration) error {
+	var err error
+	s.w, err = sql.Open("sqlite", dsn(s.path, busy, true))
+	if err != nil {
+		return err
 	}
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
@@ -117,37 +132,36 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.w.SetConnMaxIdleTime(0)
 	var mode string
 	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fail(err)
+		return err
 	}
 	if !strings.EqualFold(mode, "wal") {
-		return fail(fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode))
+		return fmt.Errorf("journal_mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
 	}
 	if err := migrate(ctx, s.w, s.log); err != nil {
-		return fail(err)
+		return err
 	}
 	if s.stmts, err = prepare(ctx, s.w); err != nil {
-		return fail(err)
+		return err
 	}
+	return nil
+}
 
-	readers := opts.ReadConns
+// openReaders opens the pool of read-only connections: readers of them, or
+// max(4, GOMAXPROCS) when readers is not positive.
+func (s *Store) openReaders(ctx context.Context, busy time.Duration, readers int) error {
 	if readers <= 0 {
 		readers = max(4, runtime.GOMAXPROCS(0))
 	}
-	s.r, err = sql.Open("sqlite", dsn(abs, busy, false))
+	var err error
+	s.r, err = sql.Open("sqlite", dsn(s.path, busy, false))
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	s.r.SetMaxOpenConns(readers)
 	s.r.SetMaxIdleConns(readers)
 	s.r.SetConnMaxLifetime(0)
 	s.r.SetConnMaxIdleTime(0)
-	if err := s.r.PingContext(ctx); err != nil {
-		return fail(err)
-	}
-	if err := restrictFiles(abs); err != nil { // the -wal and -shm files SQLite made
-		return fail(err)
-	}
-	return s, nil
+	return s.r.PingContext(ctx)
 }
 
 // restrictFiles makes the database file (created empty when missing) and
@@ -375,23 +389,4 @@ func (s *Store) Watch(ctx context.Context, kind store.Kind, namespace string) (<
 		return nil, fmt.Errorf("watch %s: %w", k.kind, ErrClosed)
 	}
 	return s.hub.subscribe(ctx, k.kind, k.scope(namespace))
-}
-
-// nameAlphabet is the alphabet of Kubernetes' generateName suffixes:
-// lowercase consonants and digits that cannot spell words or be confused.
-const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
-
-// GenerateName returns prefix followed by 5 random characters, as the
-// Kubernetes API server resolves metadata.generateName. The prefix is cut so
-// that the name fits 63 characters. Callers retry on store.ErrAlreadyExists.
-func GenerateName(prefix string) string {
-	const suffix, maxLen = 5, 63
-	if len(prefix) > maxLen-suffix {
-		prefix = prefix[:maxLen-suffix]
-	}
-	b := make([]byte, suffix)
-	for i := range b {
-		b[i] = nameAlphabet[rand.IntN(len(nameAlphabet))]
-	}
-	return prefix + string(b)
 }
