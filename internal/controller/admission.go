@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/braidwf/braid/internal/store"
 	synclock "github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -33,7 +32,7 @@ const throttledMessage = "Workflow processing has been postponed because too man
 // admission is the controller's side of synchronization: the locks, the
 // throttle, and the wake-up channel of each driver, by workflow key.
 type admission struct {
-	locks    *synclock.Manager
+	locks    *synclock.Locks
 	throttle *synclock.Throttler
 
 	mu     sync.Mutex

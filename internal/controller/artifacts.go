@@ -113,10 +113,10 @@ func archiveLocationRepo(loc *v1alpha1.ArtifactLocation) *v1alpha1.ArtifactRepos
 // artifacts it marked deleted. Failures are logged: the workflow's phase
 // does not change.
 func (d *driver) collectArtifacts(ctx context.Context) {
-	if d.c.drivers == nil || !d.wf.Status.Phase.Completed() {
+	if d.c.artifacts == nil || !d.wf.Status.Phase.Completed() {
 		return
 	}
-	got, err := artifact.Collect(ctx, d.wf, d.c.drivers, v1alpha1.ArtifactGCOnWorkflowCompletion)
+	got, err := artifact.Collect(ctx, d.wf, d.c.artifacts, v1alpha1.ArtifactGCOnWorkflowCompletion)
 	if err != nil {
 		d.log.Warn("artifact garbage collection", "err", err)
 	}

@@ -82,17 +82,17 @@ type Options struct {
 
 // Controller drives workflows through the engine.
 type Controller struct {
-	store   Store
-	rt      Runtime
-	hooks   WorkflowHooks // may be nil
-	archive Archiver      // may be nil
-	pruner  MemoPruner    // may be nil
-	log     *slog.Logger
-	now     func() time.Time
-	limits  engine.Limits
-	repos   artifact.Repositories
-	drivers *artifact.Drivers
-	memos   MemoStore // memoization caches (memo.go); may be nil
+	store     Store
+	rt        Runtime
+	hooks     WorkflowHooks // may be nil
+	archive   Archiver      // may be nil
+	pruner    MemoPruner    // may be nil
+	log       *slog.Logger
+	now       func() time.Time
+	limits    engine.Limits
+	repos     artifact.Repositories
+	artifacts *artifact.Drivers
+	memos     MemoStore // memoization caches (memo.go); may be nil
 	// retention and wake serve workflow garbage collection (gc.go).
 	retention  Retention
 	wake       func(t time.Time) <-chan time.Time
@@ -114,7 +114,7 @@ func New(o Options) (*Controller, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Controller{store: o.Store, rt: o.Runtime, hooks: o.Hooks, archive: o.Archive, pruner: o.MemoPruner, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, drivers: o.Artifacts,
+	return &Controller{store: o.Store, rt: o.Runtime, hooks: o.Hooks, archive: o.Archive, pruner: o.MemoPruner, log: o.Logger, now: o.Clock, limits: o.Limits, repos: o.Repositories, artifacts: o.Artifacts,
 		retention: o.Retention, wake: o.WakeAt, memos: o.Memos, adm: newAdmission(o.Admission),
 		defaults: o.WorkflowDefaults, archiveTTL: o.ArchiveTTL, forget: o.ForgetWorkflow}, nil
 }

@@ -41,7 +41,7 @@ type Manager struct {
 	templates Templates
 
 	mu      sync.Mutex
-	drivers map[types.UID]*handle
+	handles map[types.UID]*handle // the driver of each workflow being driven, by UID
 	wg      sync.WaitGroup
 	// archiveq feeds the archiver, which archives completed workflows in
 	// batches (one commit for many).
@@ -105,7 +105,7 @@ func parseRV(rv string) int64 {
 // NewManager returns a Manager on c's runtime and the given store, which
 // must be the one c writes to.
 func (c *Controller) NewManager(st WatchStore, templates Templates) (*Manager, error) {
-	return &Manager{c: c, st: st, rt: c.rt, templates: templates, drivers: map[types.UID]*handle{},
+	return &Manager{c: c, st: st, rt: c.rt, templates: templates, handles: map[types.UID]*handle{},
 		archiveq: make(chan *v1alpha1.Workflow, archiveBatch), gc: c.newCollector(st),
 		recoverySlots: make(chan struct{}, recoveryConcurrency)}, nil
 }
@@ -196,7 +196,7 @@ func (m *Manager) listAll(ctx context.Context) error {
 // observe reacts to one stored workflow (without its nodes).
 func (m *Manager) observe(ctx context.Context, t store.EventType, wf *v1alpha1.Workflow) {
 	m.mu.Lock()
-	h := m.drivers[wf.UID]
+	h := m.handles[wf.UID]
 	m.mu.Unlock()
 	switch {
 	case t == store.Deleted:
@@ -222,7 +222,7 @@ func (m *Manager) start(ctx context.Context, stub *v1alpha1.Workflow) {
 	h.storeRV.Store(parseRV(stub.ResourceVersion))
 	m.trackRecovery(h)
 	m.mu.Lock()
-	m.drivers[stub.UID] = h
+	m.handles[stub.UID] = h
 	m.mu.Unlock()
 	m.wg.Add(1)
 	go func() {
@@ -235,7 +235,7 @@ func (m *Manager) start(ctx context.Context, stub *v1alpha1.Workflow) {
 
 func (m *Manager) forget(uid types.UID, h *handle) {
 	m.mu.Lock()
-	delete(m.drivers, uid)
+	delete(m.handles, uid)
 	m.mu.Unlock()
 	h.cancel()
 	h.events.Close()
@@ -361,7 +361,7 @@ func (m *Manager) dispatch(ctx context.Context) {
 				return
 			}
 			m.mu.Lock()
-			h := m.drivers[types.UID(ev.WorkflowUID)]
+			h := m.handles[types.UID(ev.WorkflowUID)]
 			m.mu.Unlock()
 			if h != nil {
 				h.events.Push(ev)

@@ -221,7 +221,7 @@ func (m *Manager) busyList(now time.Time) []journalEntry {
 	limit := now.Add(-busyAfter).UnixNano()
 	var busy []journalEntry
 	m.mu.Lock()
-	for uid, h := range m.drivers {
+	for uid, h := range m.handles {
 		if since := h.busySince.Load(); since != 0 && since <= limit {
 			ns, name, _ := strings.Cut(h.key, "/")
 			busy = append(busy, journalEntry{UID: uid, Namespace: ns, Name: name, BusySince: time.Unix(0, since).UTC()})

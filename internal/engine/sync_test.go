@@ -42,7 +42,7 @@ type lockPass struct {
 // runLocked drives a workflow with a real lock manager, as the controller
 // does: each pass's launches end Succeeded before the next pass, and the
 // locks of completed nodes are released between passes.
-func runLocked(t *testing.T, src string, locks *synclock.Manager) (*driver, []lockPass) {
+func runLocked(t *testing.T, src string, locks *synclock.Locks) (*driver, []lockPass) {
 	t.Helper()
 	d := load(t, src)
 	var g *lockGate
@@ -83,7 +83,7 @@ func runLocked(t *testing.T, src string, locks *synclock.Manager) (*driver, []lo
 	return d, passes
 }
 
-func lockManager() *synclock.Manager {
+func lockManager() *synclock.Locks {
 	return synclock.New(synclock.Config{ConfigMapValue: func(ns, name, key string) (string, bool) {
 		if ns == "default" && name == "my-config" && key == "template" {
 			return "1", true

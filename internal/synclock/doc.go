@@ -3,7 +3,7 @@
 //
 // # What it owns
 //
-//   - Manager: semaphores (synchronization.semaphores[] and the legacy
+//   - Locks: semaphores (synchronization.semaphores[] and the legacy
 //     semaphore) and mutexes (mutexes[] and the legacy mutex), for whole
 //     workflows and for template invocations (nodes). A lock is named as
 //     Argo names it: "<ns>/ConfigMap/<name>/<key>" for a ConfigMap

@@ -17,15 +17,15 @@ type Config struct {
 	// "namespace/key"; nil knows none.
 	DatabaseLimit func(key string) (int, bool)
 	// Notify is called with a workflow key ("namespace/name") whose waiter
-	// may now get its lock. It is called without the Manager's lock held;
+	// may now get its lock. It is called without the Locks' mutex held;
 	// nil tells no one.
 	Notify func(workflowKey string)
 }
 
-// Manager keeps every semaphore and mutex of one controller: a Table
+// Locks keeps every semaphore and mutex of one controller: a Table
 // behind a mutex, whose limits it reads through Config. It is safe for
 // concurrent use.
-type Manager struct {
+type Locks struct {
 	cfg Config
 
 	// txn is held from View to Commit (a Session) and by TryAcquire, so
@@ -36,14 +36,14 @@ type Manager struct {
 	t   *Table
 }
 
-// New returns an empty Manager.
-func New(cfg Config) *Manager {
-	return &Manager{cfg: cfg, t: NewTable()}
+// New returns an empty Locks.
+func New(cfg Config) *Locks {
+	return &Locks{cfg: cfg, t: NewTable()}
 }
 
 // TryAcquire is Table.TryAcquire on the controller's table, with the
 // limits of the locks read now.
-func (m *Manager) TryAcquire(holder, namespace string, s *v1alpha1.Synchronization, priority int32, created time.Time) (acquired bool, waitingOn, message string) {
+func (m *Locks) TryAcquire(holder, namespace string, s *v1alpha1.Synchronization, priority int32, created time.Time) (acquired bool, waitingOn, message string) {
 	rs, err := refs(namespace, s)
 	if err != nil {
 		return false, "", "invalid synchronization: " + err.Error()
@@ -59,7 +59,7 @@ func (m *Manager) TryAcquire(holder, namespace string, s *v1alpha1.Synchronizati
 }
 
 // readLimit reads a lock's limit now into the table.
-func (m *Manager) readLimit(l *lock) {
+func (m *Locks) readLimit(l *lock) {
 	l.limit, l.limitErr = 0, ""
 	n, err := m.limit(l.ref)
 	if err != nil {
@@ -71,7 +71,7 @@ func (m *Manager) readLimit(l *lock) {
 
 // Release gives back every lock holder holds and takes it out of every
 // queue; the workflows whose turn may have come are notified.
-func (m *Manager) Release(holder string) {
+func (m *Locks) Release(holder string) {
 	m.mu.Lock()
 	wake := m.t.Release(holder)
 	m.mu.Unlock()
@@ -80,7 +80,7 @@ func (m *Manager) Release(holder string) {
 
 // ReleaseWorkflow releases every holder of a workflow ("namespace/name"):
 // the workflow's own locks and those of its nodes.
-func (m *Manager) ReleaseWorkflow(workflowKey string) {
+func (m *Locks) ReleaseWorkflow(workflowKey string) {
 	m.mu.Lock()
 	wake := m.t.ReleaseWorkflow(workflowKey)
 	m.mu.Unlock()
@@ -89,7 +89,7 @@ func (m *Manager) ReleaseWorkflow(workflowKey string) {
 
 // LimitsChanged wakes the waiters that fit in their lock's free places
 // now: call it when the limits may have changed (a new config).
-func (m *Manager) LimitsChanged() {
+func (m *Locks) LimitsChanged() {
 	m.mu.Lock()
 	var wake []string
 	for _, l := range m.t.locks {
@@ -100,7 +100,7 @@ func (m *Manager) LimitsChanged() {
 	m.notify(wake)
 }
 
-func (m *Manager) notify(keys []string) {
+func (m *Locks) notify(keys []string) {
 	if m.cfg.Notify == nil {
 		return
 	}
@@ -117,7 +117,7 @@ func (m *Manager) notify(keys []string) {
 // state a stored status.synchronization shows after a restart. mutex says
 // whether the status listed it under mutexes. A key braid cannot read is
 // refused.
-func (m *Manager) Restore(key, holder string, mutex bool) error {
+func (m *Locks) Restore(key, holder string, mutex bool) error {
 	r, err := parseKey(key, mutex)
 	if err != nil {
 		return err
@@ -132,21 +132,21 @@ func (m *Manager) Restore(key, holder string, mutex bool) error {
 
 // Holders lists the holders of a workflow that hold or wait for a lock,
 // sorted.
-func (m *Manager) Holders(workflowKey string) []string {
+func (m *Locks) Holders(workflowKey string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.t.Holders(workflowKey)
 }
 
 // Involved reports whether a workflow holds or waits for any lock.
-func (m *Manager) Involved(workflowKey string) bool {
+func (m *Locks) Involved(workflowKey string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.t.Involved(workflowKey)
 }
 
 // Status is Table.Status on the controller's table.
-func (m *Manager) Status(workflowKey string) *v1alpha1.SynchronizationStatus {
+func (m *Locks) Status(workflowKey string) *v1alpha1.SynchronizationStatus {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.t.Status(workflowKey)

@@ -37,7 +37,7 @@ func (n *notes) take() []string {
 	return out
 }
 
-func newManager(n *notes) *Manager {
+func newManager(n *notes) *Locks {
 	return New(Config{
 		ConfigMapValue: func(ns, name, key string) (string, bool) {
 			v, ok := map[string]string{"my-config/workflow": "1", "my-config/template": "2", "my-config/bad": "x"}[name+"/"+key]

@@ -144,7 +144,7 @@ func parseKey(key string, mutex bool) (ref, error) {
 
 // limit reads a lock's limit now; a mutex's is 1. The error says why a
 // semaphore has none.
-func (m *Manager) limit(r ref) (int, error) {
+func (m *Locks) limit(r ref) (int, error) {
 	if r.mutex {
 		return 1, nil
 	}

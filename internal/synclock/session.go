@@ -68,11 +68,11 @@ func (t *Table) apply(d Decision) []string {
 	return nil
 }
 
-// Session is one reconcile's hold on the Manager: from View to Commit or
+// Session is one reconcile's hold on the Locks: from View to Commit or
 // Abort, no one else takes a lock, so the decisions made on the view stay
 // true. Keep it short: it spans one reconcile and one store write.
 type Session struct {
-	m    *Manager
+	m    *Locks
 	done bool
 }
 
@@ -80,7 +80,7 @@ type Session struct {
 // table that the workflow workflowKey needs: every lock it holds or waits
 // for, and the locks that needs name (read from namespace), each with its
 // limit read now. The copy is the caller's.
-func (m *Manager) View(workflowKey, namespace string, needs []*v1alpha1.Synchronization) (*Session, *Table) {
+func (m *Locks) View(workflowKey, namespace string, needs []*v1alpha1.Synchronization) (*Session, *Table) {
 	m.txn.Lock()
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -86,7 +86,7 @@ func addMutex(st *v1alpha1.SynchronizationStatus, key string, mine []string, wai
 // RestoreStatus puts back the holders a stored status.synchronization
 // records (after a restart). It returns the first key it could not read;
 // the others are restored all the same.
-func (m *Manager) RestoreStatus(st *v1alpha1.SynchronizationStatus) error {
+func (m *Locks) RestoreStatus(st *v1alpha1.SynchronizationStatus) error {
 	if st == nil {
 		return nil
 	}

@@ -12,10 +12,10 @@ import (
 
 // Table is the state of a set of locks as plain data: who holds each, who
 // waits for it in what order, and its limit as read when the table was
-// taken. The Manager keeps the controller's whole table behind its mutex;
+// taken. Locks keeps the controller's whole table behind its mutex;
 // View hands a copy of the part one workflow needs to engine.Reconcile,
 // which decides on it without I/O, and the decisions come back to the
-// Manager (Commit). A Table is not safe for concurrent use.
+// Locks (Commit). A Table is not safe for concurrent use.
 type Table struct {
 	locks map[string]*lock
 	// byWorkflow lists, per workflow key, each holder of that workflow and
@@ -106,7 +106,7 @@ func (t *Table) Has(namespace string, s *v1alpha1.Synchronization) bool {
 // or why the limit cannot be read. A holder that already holds the locks
 // gets them again. priority and created are the workflow's spec.priority
 // and creation time. A lock the table does not hold is taken as a new,
-// free one with the limit it was given last (see Manager.TryAcquire, which
+// free one with the limit it was given last (see Locks.TryAcquire, which
 // reads limits first).
 func (t *Table) TryAcquire(holder, namespace string, s *v1alpha1.Synchronization, priority int32, created time.Time) (acquired bool, waitingOn, message string) {
 	rs, err := refs(namespace, s)
