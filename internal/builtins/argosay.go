@@ -41,103 +41,143 @@ func Argosay(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] != "" {
 		verb = args[0]
 	}
-	arg := func(i int) (string, bool) {
-		if i < len(args) {
-			return args[i], true
-		}
-		fmt.Fprintf(stderr, "argosay: %s: parameter %d not set\n", verb, i)
-		return "", false
-	}
+	a := argosay{verb: verb, args: args, stdout: stdout, stderr: stderr}
 	switch verb {
 	case "echo":
-		switch len(args) {
-		case 0, 1:
-			fmt.Fprintln(stdout, "hello argo")
-		case 2:
-			fmt.Fprintln(stdout, args[1])
-		case 3:
-			if err := writeFile(args[2], args[1]+"\n"); err != nil {
-				fmt.Fprintf(stderr, "argosay: echo: %v\n", err)
-				return 1
-			}
-			time.Sleep(EchoFileDelay)
-		}
-		return 0
+		return a.echo()
 	case "cat":
-		file, ok := arg(1)
-		if !ok {
-			return 2
-		}
-		f, err := os.Open(file)
-		if err != nil {
-			fmt.Fprintf(stderr, "cat: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		if _, err := io.Copy(stdout, f); err != nil {
-			fmt.Fprintf(stderr, "cat: %v\n", err)
-			return 1
-		}
-		return 0
+		return a.cat()
 	case "assert_contains":
-		file, ok1 := arg(1)
-		if !ok1 {
-			return 2
-		}
-		want, ok2 := arg(2)
-		if !ok2 {
-			return 2
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			fmt.Fprintf(stderr, "grep: %v\n", err)
-			return 2
-		}
-		if grepF(data, want) {
-			return 0
-		}
-		return 1
+		return a.assertContains()
 	case "exit":
-		if len(args) < 2 {
-			return 0
-		}
-		n, err := strconv.ParseUint(args[1], 10, 31)
-		if err != nil {
-			fmt.Fprintf(stderr, "argosay: exit: Illegal number: %s\n", args[1])
-			return 2
-		}
-		return int(n % 256)
+		return a.exit()
 	case "sleep":
-		s, ok := arg(1)
-		if !ok {
-			return 2
-		}
-		d, err := ParseSleep(s)
-		if err != nil {
-			fmt.Fprintf(stderr, "sleep: %v\n", err)
-			return 1
-		}
-		time.Sleep(d)
-		return 0
+		return a.sleep()
 	case "sh":
-		cmd := exec.Command("sh", args[1:]...)
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0
-		case errors.As(err, &ee):
-			if code := ee.ExitCode(); code >= 0 {
-				return code
-			}
-			return 128 + 9
-		}
-		fmt.Fprintf(stderr, "argosay: sh: %v\n", err)
-		return 127
+		return a.sh()
 	}
 	fmt.Fprintf(stderr, "argosay: unknown command %q\n", verb)
 	return 1
+}
+
+// argosay is one run of Argosay: its verb, arguments and output streams.
+type argosay struct {
+	verb           string
+	args           []string
+	stdout, stderr io.Writer
+}
+
+// arg returns argument i, or reports it missing on stderr and returns false.
+func (a argosay) arg(i int) (string, bool) {
+	if i < len(a.args) {
+		return a.args[i], true
+	}
+	fmt.Fprintf(a.stderr, "argosay: %s: parameter %d not set\n", a.verb, i)
+	return "", false
+}
+
+// echo prints its message, or writes it to a file with three arguments.
+func (a argosay) echo() int {
+	switch len(a.args) {
+	case 0, 1:
+		fmt.Fprintln(a.stdout, "hello argo")
+	case 2:
+		fmt.Fprintln(a.stdout, a.args[1])
+	case 3:
+		if err := writeFile(a.args[2], a.args[1]+"\n"); err != nil {
+			fmt.Fprintf(a.stderr, "argosay: echo: %v\n", err)
+			return 1
+		}
+		time.Sleep(EchoFileDelay)
+	}
+	return 0
+}
+
+// cat prints a file.
+func (a argosay) cat() int {
+	file, ok := a.arg(1)
+	if !ok {
+		return 2
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "cat: %v\n", err)
+		return 1
+	}
+	defer f.Close()
+	if _, err := io.Copy(a.stdout, f); err != nil {
+		fmt.Fprintf(a.stderr, "cat: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// assertContains exits 0 when a file contains a string, as grep -F does.
+func (a argosay) assertContains() int {
+	file, ok1 := a.arg(1)
+	if !ok1 {
+		return 2
+	}
+	want, ok2 := a.arg(2)
+	if !ok2 {
+		return 2
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "grep: %v\n", err)
+		return 2
+	}
+	if grepF(data, want) {
+		return 0
+	}
+	return 1
+}
+
+// exit returns its argument as the exit code.
+func (a argosay) exit() int {
+	if len(a.args) < 2 {
+		return 0
+	}
+	n, err := strconv.ParseUint(a.args[1], 10, 31)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "argosay: exit: Illegal number: %s\n", a.args[1])
+		return 2
+	}
+	return int(n % 256)
+}
+
+// sleep sleeps as sleep(1) does.
+func (a argosay) sleep() int {
+	s, ok := a.arg(1)
+	if !ok {
+		return 2
+	}
+	d, err := ParseSleep(s)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "sleep: %v\n", err)
+		return 1
+	}
+	time.Sleep(d)
+	return 0
+}
+
+// sh runs sh with the remaining arguments and returns its exit code.
+func (a argosay) sh() int {
+	cmd := exec.Command("sh", a.args[1:]...)
+	cmd.Stdout, cmd.Stderr = a.stdout, a.stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if code := ee.ExitCode(); code >= 0 {
+			return code
+		}
+		return 128 + 9
+	}
+	fmt.Fprintf(a.stderr, "argosay: sh: %v\n", err)
+	return 127
 }
 
 func writeFile(path, content string) error {

@@ -161,7 +161,7 @@ func (d *driver) postpone(ctx context.Context, msg string) error {
 
 // lockView is the lock state of the next pass: the part of the lock table
 // this workflow holds, waits for or asked for, in a Session that holds the
-// Manager until the pass's decisions are committed (or aborted). A
+// Locks until the pass's decisions are committed (or aborted). A
 // workflow with no lock at all gets an empty table and no Session.
 func (d *driver) lockView() (*synclock.Session, *synclock.Table) {
 	key := workflowKey(d.wf)

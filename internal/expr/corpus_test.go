@@ -14,18 +14,32 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// corpusDir is Argo's examples folder in the shared conformance corpus, which
-// sits beside the repository (shared/conformance/README.md).
-const corpusDir = "../../../shared/conformance/examples"
+// corpusExamples is Argo's examples folder in the shared conformance corpus:
+// $BRAID_CONFORMANCE_DIR/examples, or the corpus beside the repository
+// (shared/conformance/README.md). The test skips without it, or fails when
+// BRAID_REQUIRE_CONFORMANCE=1.
+func corpusExamples(t *testing.T) string {
+	t.Helper()
+	dir := "../../../shared/conformance"
+	if env := os.Getenv("BRAID_CONFORMANCE_DIR"); env != "" {
+		dir = env
+	}
+	dir = filepath.Join(dir, "examples")
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("BRAID_REQUIRE_CONFORMANCE") == "1" {
+			t.Fatalf("conformance corpus not found at %s, and BRAID_REQUIRE_CONFORMANCE=1 (set BRAID_CONFORMANCE_DIR)", dir)
+		}
+		t.Skipf("conformance corpus not found at %s", dir)
+	}
+	return dir
+}
 
 // TestCorpus checks every expression-like field of Argo's examples:
 // depends and dependencies parse, expr-lang expressions and {{= }} bodies
 // compile (Check), and `when` conditions evaluate once their tags are
 // replaced by plain values.
 func TestCorpus(t *testing.T) {
-	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skipf("conformance corpus not found at %s", corpusDir)
-	}
+	corpusDir := corpusExamples(t)
 	c := &corpusChecker{t: t, counts: make(map[string]int)}
 	err := filepath.WalkDir(corpusDir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {

@@ -12,4 +12,7 @@
 // back; package client connects to a server over gRPC or HTTP/1.
 //
 // Regenerate with hack/protogen.sh; generated files are committed.
+//
+// Like all of pkg/, apiclient and its packages must not import braid's
+// internal packages: the server imports them, never the other way round.
 package apiclient

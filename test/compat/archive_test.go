@@ -3,7 +3,6 @@ package compat
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/argoproj/argo-workflows/v4/pkg/apiclient/workflow"
 	archivepkg "github.com/argoproj/argo-workflows/v4/pkg/apiclient/workflowarchive"
@@ -28,16 +27,17 @@ func TestArchivedWorkflows(t *testing.T) {
 		slices.Sort(want)
 
 		var list *wfv1.WorkflowList
-		for deadline := time.Now().Add(waitTimeout); ; time.Sleep(100 * time.Millisecond) {
+		_ = poll(waitTimeout, func() error { // the check below says what is missing
 			var err error
 			list, err = arch.ListArchivedWorkflows(e.ctx, &archivepkg.ListArchivedWorkflowsRequest{Namespace: e.ns, ListOptions: sel})
 			if err != nil {
 				t.Fatalf("list the archive: %v", err)
 			}
-			if len(list.Items) == 2 || time.Now().After(deadline) {
-				break
+			if len(list.Items) != 2 {
+				return errNotYet
 			}
-		}
+			return nil
+		})
 		if got := slices.Sorted(slices.Values(names(list.Items))); !slices.Equal(got, want) {
 			t.Fatalf("the archive lists %v with arch=yes, want %v", got, want)
 		}

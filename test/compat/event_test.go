@@ -111,11 +111,14 @@ func TestEvents(t *testing.T) {
 		version := "v1.2.3-" + e.name
 		e.receiveEvent(t, "deploy", `{"app":"web","version":"`+version+`"}`)
 		var items wfv1.Workflows
-		for deadline := time.Now().Add(10 * time.Second); len(items) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		_ = poll(10*time.Second, func() error { // the check below says what is missing
 			l, err := h.wf().ListWorkflows(e.ctx, &workflow.WorkflowListRequest{Namespace: e.ns, ListOptions: sel})
 			must(t, err)
-			items = l.Items
-		}
+			if items = l.Items; len(items) == 0 {
+				return errNotYet
+			}
+			return nil
+		})
 		if len(items) != 1 {
 			t.Fatalf("the matching event made %d workflows, want 1", len(items))
 		}

@@ -176,27 +176,31 @@ func (e *env) get(t *testing.T, name string) *wfv1.Workflow {
 // the failure. An error other than NotFound ends the test at once.
 func (e *env) waitFor(t *testing.T, name, what string, ok func(*wfv1.Workflow) bool) *wfv1.Workflow {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
 	var last *wfv1.Workflow
-	for {
+	err := poll(waitTimeout, func() error {
 		wf, err := e.wf().GetWorkflow(e.ctx, &workflow.WorkflowGetRequest{Namespace: e.ns, Name: name})
 		switch {
 		case err == nil:
 			last = wf
 			if ok(wf) {
-				return wf
+				return nil
 			}
 		case status.Code(err) != codes.NotFound:
 			t.Fatalf("waiting for %s to be %s: get: %v", name, what, err)
 		}
-		if time.Now().After(deadline) || e.ctx.Err() != nil {
-			if last == nil {
-				t.Fatalf("workflow %s never found while waiting for it to be %s", name, what)
-			}
-			t.Fatalf("workflow %s is %q (%q), not %s after %s", name, last.Status.Phase, last.Status.Message, what, waitTimeout)
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
 		}
-		time.Sleep(100 * time.Millisecond)
+		return errNotYet
+	})
+	if err == nil {
+		return last
 	}
+	if last == nil {
+		t.Fatalf("workflow %s never found while waiting for it to be %s", name, what)
+	}
+	t.Fatalf("workflow %s is %q (%q), not %s: %v", name, last.Status.Phase, last.Status.Message, what, err)
+	return nil
 }
 
 // waitPhase waits until workflow name is in phase and returns it.

@@ -66,6 +66,9 @@ func conformanceDir(t *testing.T) string {
 		dir = filepath.Join("..", "..", "..", "shared", "conformance")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "examples")); err != nil {
+		if os.Getenv("BRAID_REQUIRE_CONFORMANCE") == "1" {
+			t.Fatalf("no conformance corpus at %s, and BRAID_REQUIRE_CONFORMANCE=1 (set BRAID_CONFORMANCE_DIR): %v", dir, err)
+		}
 		t.Skipf("no conformance corpus at %s (set BRAID_CONFORMANCE_DIR): %v", dir, err)
 	}
 	return dir

@@ -127,21 +127,27 @@ func launch(home string) (*server, func(), error) {
 		log.Close()
 	}
 	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		token, err := os.ReadFile(filepath.Join(home, "token"))
-		if err == nil {
-			if resp, err := hc.Get("https://" + addr + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return &server{addr: addr, token: strings.TrimSpace(string(token))}, stop, nil
-				}
-			}
+	var token []byte
+	err = poll(20*time.Second, func() error {
+		var err error
+		if token, err = os.ReadFile(filepath.Join(home, "token")); err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
+		resp, err := hc.Get("https://" + addr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("braid server did not become ready on %s (log: %s): %w", addr, log.Name(), err)
 	}
-	stop()
-	return nil, nil, fmt.Errorf("braid server did not become ready on %s (log: %s)", addr, log.Name())
+	return &server{addr: addr, token: strings.TrimSpace(string(token))}, stop, nil
 }
 
 // client is Argo's client for the server, over gRPC or HTTP/1. The context

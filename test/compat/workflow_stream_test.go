@@ -99,6 +99,9 @@ func TestWorkflowWatchEvents(t *testing.T) {
 		}()
 		wf := e.create(t, podWorkflow("events-", nil, "true"))
 		e.waitPhase(t, wf.Name, wfv1.WorkflowSucceeded)
+		// A negative check, so a wait: the stream must stay open after the
+		// workflow ended (nothing tells that it did not end); a second is
+		// the window.
 		time.Sleep(time.Second)
 		canceled := time.Now()
 		cancel()

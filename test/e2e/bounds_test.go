@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -101,21 +102,22 @@ func (s *crashServer) runToEnd(t *testing.T, src string) (string, crashWF) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	// A fixed gap: callers time the run.
+	err = testutil.PollEvery(3*time.Minute, 50*time.Millisecond, func() error {
 		var wf crashWF
 		resp, err := s.srv.get("/api/v1/workflows/default/" + name + "?fields=status.phase")
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&wf)
-			resp.Body.Close()
+		if err != nil {
+			return err
 		}
-		if err == nil && completed(wf) {
-			break
+		err = json.NewDecoder(resp.Body).Decode(&wf)
+		resp.Body.Close()
+		if err == nil && !completed(wf) {
+			err = fmt.Errorf("phase %q", wf.Status.Phase)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not completed after 3 minutes (phase %q, %v)\n%s", name, wf.Status.Phase, err, tail(s.log.String()))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s: not completed: %v\n%s", name, err, tail(s.log.String()))
 	}
 	wf, err := s.get(name)
 	if err != nil {
@@ -622,15 +624,16 @@ spec:
 func (s *crashServer) killAtRSS(limit int64) {
 	s.t.Helper()
 	pid := s.cmd.Process.Pid
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if rss := currentRSS(s.t, pid); rss > limit {
-			s.kill()
-			return
+	err := testutil.PollEvery(60*time.Second, 20*time.Millisecond, func() error {
+		if rss := currentRSS(s.t, pid); rss <= limit {
+			return fmt.Errorf("RSS %d MiB", rss>>20)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		s.t.Fatalf("the server's RSS never passed %d MiB: %v\n%s", limit>>20, err, tail(s.log.String()))
 	}
-	s.t.Fatalf("the server's RSS never passed %d MiB\n%s", limit>>20, tail(s.log.String()))
+	s.kill()
 }
 
 // currentRSS is the process's VmRSS in bytes (0 once it has exited).

@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/braidwf/braid/internal/testutil"
 )
 
 // skipIfUnimplemented skips when the server does not serve the action yet.
@@ -19,17 +22,12 @@ func skipIfUnimplemented(t *testing.T, r cliResult) {
 // waitForOutput runs the CLI until stdout holds want, for up to 20s.
 func waitForOutput(t *testing.T, env []string, want string, args ...string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := braidCLI(t, env, args...)
-		if strings.Contains(r.out, want) {
-			return
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("braid %s printed %q", strings.Join(args, " "), want), func() error {
+		if r := braidCLI(t, env, args...); !strings.Contains(r.out, want) {
+			return fmt.Errorf("last:\n%s\n%s", r.out, r.err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("braid %s never printed %q; last:\n%s\n%s", strings.Join(args, " "), want, r.out, r.err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 const suspendYAML = `apiVersion: argoproj.io/v1alpha1

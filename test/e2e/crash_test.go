@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/braidwf/braid/internal/testutil"
 )
 
 // crashServer is a `braid server` on a data directory that a test kills
@@ -51,17 +54,15 @@ func newCrashServer(t *testing.T) *crashServer {
 func (s *crashServer) start() {
 	s.t.Helper()
 	s.startUnready()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	err := testutil.Poll(20*time.Second, func() error {
 		srv, err := readyServer(s.home, s.addr, s.cmd.Process.Pid)
 		if err == nil {
 			s.srv = srv
-			return
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("server not ready: %v\n%s", err, s.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		s.t.Fatalf("server not ready: %v\n%s", err, s.log.String())
 	}
 }
 
@@ -97,22 +98,27 @@ func (s *crashServer) awaitReady() (time.Duration, string) {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // only /readyz, which is public
 	defer probe.CloseIdleConnections()
 	var saw string
-	for time.Since(start) < 120*time.Second {
+	var took time.Duration
+	// A fixed, short gap: callers time this and look for a 503.
+	err := testutil.PollEvery(120*time.Second, 10*time.Millisecond, func() error {
 		resp, err := probe.Get("https://" + s.addr + "/readyz")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				took := time.Since(start)
-				s.connect()
-				return took, saw
-			}
-			saw = fmt.Sprintf("%s %s", resp.Status, strings.TrimSpace(string(body)))
+		if err != nil {
+			return err
 		}
-		time.Sleep(10 * time.Millisecond)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			saw = fmt.Sprintf("%s %s", resp.Status, strings.TrimSpace(string(body)))
+			return errors.New(saw)
+		}
+		took = time.Since(start)
+		return nil
+	})
+	if err != nil {
+		s.t.Fatalf("server not ready: %v\n%s", err, tail(s.log.String()))
 	}
-	s.t.Fatalf("server not ready after 120 s (last %q)\n%s", saw, tail(s.log.String()))
-	return 0, saw
+	s.connect()
+	return took, saw
 }
 
 // connect connects to the ready server that startUnready started.
@@ -191,17 +197,18 @@ func (s *crashServer) get(name string) (crashWF, error) {
 // waitFor polls a workflow until cond holds.
 func (s *crashServer) waitFor(name string, what string, cond func(crashWF) bool) crashWF {
 	s.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		wf, err := s.get(name)
-		if err == nil && cond(wf) {
-			return wf
+	var wf crashWF
+	err := testutil.Poll(60*time.Second, func() error {
+		var err error
+		if wf, err = s.get(name); err == nil && !cond(wf) {
+			err = fmt.Errorf("last %+v", wf.Status)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("%s: never %s (last %+v, err %v)\n%s", name, what, wf.Status, err, s.log.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		s.t.Fatalf("%s: never %s: %v\n%s", name, what, err, s.log.String())
 	}
+	return wf
 }
 
 func completed(wf crashWF) bool {
@@ -302,6 +309,7 @@ func TestCrashDuringSubmit(t *testing.T) {
 		accepted []string
 		wg       sync.WaitGroup
 		next     int
+		twenty   = make(chan struct{}) // closed at the 20th accepted workflow
 	)
 	// Four clients submit one workflow after another until the server dies.
 	for range 4 {
@@ -333,18 +341,17 @@ spec:
 				}
 				mu.Lock()
 				accepted = append(accepted, name)
+				if len(accepted) == 20 {
+					close(twenty)
+				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for {
-		mu.Lock()
-		n := len(accepted)
-		mu.Unlock()
-		if n >= 20 {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-twenty:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the server did not accept 20 workflows")
 	}
 	s.kill()
 	wg.Wait()

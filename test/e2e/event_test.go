@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/braidwf/braid/internal/testutil"
 )
 
 const eventTemplateYAML = `apiVersion: argoproj.io/v1alpha1
@@ -177,16 +180,12 @@ func TestEventBindingServer(t *testing.T) {
 
 func waitEventPhase(t *testing.T, srv *braidServer, name, phase string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testutil.Eventually(t, 30*time.Second, name+" "+phase, func() error {
 		var wf eventWorkflow
 		getJSON(t, srv, "/api/v1/workflows/default/"+name, &wf)
-		if wf.Status.Phase == phase {
-			return
+		if wf.Status.Phase != phase {
+			return fmt.Errorf("phase %q", wf.Status.Phase)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is %q, want %s", name, wf.Status.Phase, phase)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }

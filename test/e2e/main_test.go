@@ -56,6 +56,9 @@ func conformanceDir(t *testing.T) string {
 		dir = filepath.Join(repoRoot(), "..", "shared", "conformance")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "expected.tsv")); err != nil {
+		if os.Getenv("BRAID_REQUIRE_CONFORMANCE") == "1" {
+			t.Fatalf("conformance corpus not found at %s, and BRAID_REQUIRE_CONFORMANCE=1 (set BRAID_CONFORMANCE_DIR)", dir)
+		}
 		t.Skipf("conformance corpus not found at %s (set BRAID_CONFORMANCE_DIR)", dir)
 	}
 	return dir

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/braidwf/braid/internal/testutil"
 )
 
 const stoppable = `apiVersion: argoproj.io/v1alpha1
@@ -25,8 +28,9 @@ spec:
     container: {image: busybox, command: [echo, bye]}
 `
 
-// startRun starts braid run in the background and waits until its step runs.
-func startRun(t *testing.T, workflow string) (*exec.Cmd, *bytes.Buffer) {
+// startRun starts braid run in the background and waits until its step
+// runs. It returns the command, its stdout and its stderr.
+func startRun(t *testing.T, workflow string) (*exec.Cmd, *bytes.Buffer, *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "wf.yaml")
@@ -37,24 +41,29 @@ func startRun(t *testing.T, workflow string) (*exec.Cmd, *bytes.Buffer) {
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, braidBin, "run", "--data-dir", filepath.Join(dir, "home"), "-o", "json", file)
 	var stdout bytes.Buffer
-	var stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(stderr.String(), "Pod Running") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the step never ran:\n%s", stderr.String())
+	waitStderr(t, stderr, "Pod Running")
+	return cmd, &stdout, stderr
+}
+
+// waitStderr waits until braid run has printed want.
+func waitStderr(t *testing.T, stderr *syncBuffer, want string) {
+	t.Helper()
+	testutil.Eventually(t, 30*time.Second, fmt.Sprintf("braid run printed %q", want), func() error {
+		if got := stderr.String(); !strings.Contains(got, want) {
+			return fmt.Errorf("stderr:\n%s", got)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return cmd, &stdout
+		return nil
+	})
 }
 
 func TestRunCtrlCStopsThenTerminates(t *testing.T) {
 	t.Run("one Ctrl-C stops and runs the exit handler", func(t *testing.T) {
-		cmd, stdout := startRun(t, stoppable)
+		cmd, stdout, _ := startRun(t, stoppable)
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		_ = cmd.Wait()
 		wf := parseFinal(t, stdout.String())
@@ -66,9 +75,9 @@ func TestRunCtrlCStopsThenTerminates(t *testing.T) {
 		}
 	})
 	t.Run("two Ctrl-C terminate without the exit handler", func(t *testing.T) {
-		cmd, stdout := startRun(t, stoppable)
+		cmd, stdout, stderr := startRun(t, stoppable)
 		_ = cmd.Process.Signal(syscall.SIGINT)
-		time.Sleep(20 * time.Millisecond)
+		waitStderr(t, stderr, "press Ctrl-C again") // the first one was taken
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		_ = cmd.Wait()
 		wf := parseFinal(t, stdout.String())

@@ -20,6 +20,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/braidwf/braid/internal/testutil"
 )
 
 // The SSO tests log in to braid server --auth-mode sso with a real
@@ -232,14 +234,17 @@ func browserLogin(t *testing.T, ctx context.Context, base string, u oidcUser, la
 	if err != nil {
 		t.Fatalf("log in at the provider: %v", err)
 	}
-	var loc string
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if loc, err = chromedp.Run(ctx, chromedp.Location()); err == nil && loc == base+landing {
-			return
+	err = testutil.Poll(15*time.Second, func() error {
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if err == nil && loc != base+landing {
+			err = fmt.Errorf("at %q", loc)
 		}
+		return err
+	})
+	if err != nil {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		t.Fatalf("the browser did not land on %s: %v, page: %q", base+landing, err, body)
 	}
-	body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-	t.Fatalf("the browser did not land on %s: at %q (%v), page: %q", base+landing, loc, err, body)
 }
 
 // authCookie is the browser's authorization cookie for base.

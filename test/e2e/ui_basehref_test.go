@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/braidwf/braid/internal/testutil"
 )
 
 // Behind a reverse proxy that serves braid under /argo/ and strips the
@@ -29,19 +32,18 @@ func TestUIBaseHref(t *testing.T) {
 	cmd, done, log := startServerProcess(t, "--port", strconv.Itoa(port), "--data-dir", home, "--base-href", "/argo/")
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	var srv *braidServer
-	for deadline := time.Now().Add(15 * time.Second); srv == nil; time.Sleep(50 * time.Millisecond) {
-		if srv, err = readyServer(home, addr, cmd.Process.Pid); err == nil {
-			break
-		}
+	testutil.Eventually(t, 15*time.Second, "braid server ready", func() error {
 		select {
 		case <-done:
 			t.Fatalf("braid server exited:\n%s", log.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready: %v\n%s", err, log.String())
+		var err error
+		if srv, err = readyServer(home, addr, cmd.Process.Pid); err != nil {
+			return fmt.Errorf("%w\n%s", err, log.String())
 		}
-	}
+		return nil
+	})
 	target, _ := url.Parse("https://" + addr)
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -268,7 +269,7 @@ func waitServerIdle(t *testing.T, pid int) {
 		if time.Now().After(deadline) {
 			t.Fatal("the server did not go idle")
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // a measurement: the CPU the server used in one second
 		now := cpu()
 		if now-last < 5 {
 			quiet++
@@ -296,33 +297,32 @@ func mustPost(t *testing.T, srv *braidServer, path, body string) {
 // the phase.
 func waitNodePhase(t *testing.T, srv *braidServer, wf, display, phase string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, within, fmt.Sprintf("%s: node %s %s", wf, display, phase), func() error {
 		resp, err := srv.get("/api/v1/workflows/default/" + wf + "?fields=status.phase,status.nodes")
-		if err == nil {
-			var got struct {
-				Status struct {
-					Phase string `json:"phase"`
-					Nodes map[string]struct {
-						DisplayName string `json:"displayName"`
-						Phase       string `json:"phase"`
-					} `json:"nodes"`
-				} `json:"status"`
-			}
-			_ = json.NewDecoder(resp.Body).Decode(&got)
-			resp.Body.Close()
-			for _, n := range got.Status.Nodes {
-				if n.DisplayName == display && n.Phase == phase {
-					return
-				}
-			}
-			if got.Status.Phase == "Failed" || got.Status.Phase == "Error" {
-				t.Fatalf("%s ended %s", wf, got.Status.Phase)
+		if err != nil {
+			return err
+		}
+		var got struct {
+			Status struct {
+				Phase string `json:"phase"`
+				Nodes map[string]struct {
+					DisplayName string `json:"displayName"`
+					Phase       string `json:"phase"`
+				} `json:"nodes"`
+			} `json:"status"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		for _, n := range got.Status.Nodes {
+			if n.DisplayName == display && n.Phase == phase {
+				return nil
 			}
 		}
-		time.Sleep(time.Second)
-	}
-	t.Fatalf("%s: node %s not %s within %s", wf, display, phase, within)
+		if got.Status.Phase == "Failed" || got.Status.Phase == "Error" {
+			t.Fatalf("%s ended %s", wf, got.Status.Phase)
+		}
+		return fmt.Errorf("workflow %s", got.Status.Phase)
+	})
 }
 
 func gzipSize(t *testing.T, path string) int {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/braidwf/braid/internal/testutil"
 )
 
 // The pages, driven as a user would, against a real server with the
@@ -72,12 +74,14 @@ func TestUIFlows(t *testing.T) {
 			chromedp.Navigate(s.url("/workflows/default/fails?node="+b)),
 			clickText(`.wf-panel button`, "Retry from this node"),
 			clickText(`dialog[open] button[type=submit]`, "Retry"))
-		deadline := time.Now().Add(time.Minute)
-		for nodeStarted(t, srv, "fails", "b") == before {
-			if time.Now().After(deadline) {
-				s.fail("b ran again", fmt.Errorf("node b still started at %s", before))
+		err := testutil.Poll(time.Minute, func() error {
+			if nodeStarted(t, srv, "fails", "b") == before {
+				return fmt.Errorf("node b still started at %s", before)
 			}
-			time.Sleep(200 * time.Millisecond)
+			return nil
+		})
+		if err != nil {
+			s.fail("b ran again", err)
 		}
 	})
 
@@ -210,10 +214,10 @@ func nodeStarted(t *testing.T, srv *braidServer, wf, display string) string {
 
 func waitPhase(t *testing.T, srv *braidServer, wf, phase string) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if p, _ := workflowNodes(t, srv, wf); p == phase {
-			return
+	testutil.Eventually(t, 2*time.Minute, wf+" "+phase, func() error {
+		if p, _ := workflowNodes(t, srv, wf); p != phase {
+			return fmt.Errorf("phase %q", p)
 		}
-	}
-	t.Fatalf("%s did not reach %s", wf, phase)
+		return nil
+	})
 }

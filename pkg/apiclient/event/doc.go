@@ -4,4 +4,6 @@
 // messages as plain Go structs (protoc-gen-braid), routes.gen.go their REST
 // routes, and event_grpc.pb.go the gRPC client and server
 // (protoc-gen-go-grpc). Do not edit them; change the proto and regenerate.
+//
+// Like all of pkg/, it must not import braid's internal packages.
 package event

@@ -1,8 +1,3 @@
-// Package rest describes argo-server's REST routes: each RPC's HTTP method,
-// path template and body, as its google.api.http rule says. The generated
-// route tables (routes.gen.go in each service package) are built from the
-// .proto files, and both the server's gateway and the client's HTTP/1
-// transport read them, so a route is written in one place.
 package rest
 
 // Route is one RPC's REST form.

@@ -2,11 +2,13 @@ package kube_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -32,18 +34,14 @@ func TestKubeArchive(t *testing.T) {
 	if wf.Status.Phase != v1alpha1.WorkflowSucceeded {
 		t.Fatalf("%s: phase %s (%s), want Succeeded", name, wf.Status.Phase, wf.Status.Message)
 	}
-	var out string
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		out, err = b.cli(ctx, "archive", "list")
-		if err == nil && strings.Contains(out, name) {
-			break
+	testutil.Eventually(t, 30*time.Second, "braid archive list shows "+name, func() error {
+		out, err := b.cli(ctx, "archive", "list")
+		if err == nil && !strings.Contains(out, name) {
+			err = fmt.Errorf("not in\n%s", out)
 		}
-	}
-	if err != nil || !strings.Contains(out, name) {
-		t.Fatalf("braid archive list: want %s within 30 s in\n%s (err %v)", name, out, err)
-	}
-	out, err = b.cli(ctx, "archive", "get", string(wf.UID))
+		return err
+	})
+	out, err := b.cli(ctx, "archive", "get", string(wf.UID))
 	if err != nil || !strings.Contains(out, name) || !strings.Contains(out, "Succeeded") {
 		t.Errorf("braid archive get %s: want %s Succeeded in\n%s (err %v)", wf.UID, name, out, err)
 	}

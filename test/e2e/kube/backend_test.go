@@ -418,6 +418,8 @@ func testRestart(t *testing.T, ctx context.Context, b *backend) {
 	}
 	b.killController()
 	t.Logf("controller killed with %d pods: %v", len(before), before)
+	// The downtime is the thing under test: the second step's pod runs on
+	// for a second with no controller.
 	time.Sleep(time.Second)
 	b.startController()
 	wf := b.waitCompleted(ctx, name)
@@ -513,25 +515,29 @@ func testOverhead(t *testing.T, ctx context.Context, b *backend) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	podEvents := make(chan podEvent, 1024)
-	wfEvents := make(chan string, 4096)
-	go b.watchPods(wctx, podEvents)
-	go b.watchWorkflows(wctx, wfEvents)
-	time.Sleep(500 * time.Millisecond) // the watches are open
+	wfEvents := make(chan wfEvent, 4096)
+	opened := make(chan struct{}, 2)
+	go b.watchPods(wctx, opened, podEvents)
+	go b.watchWorkflows(wctx, opened, wfEvents)
+	for range 2 {
+		select {
+		case <-opened:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the watches did not open")
+		}
+	}
 	name := b.submit(ctx, "chain10", chainYAML("chain10", steps, "echo step"))
 	wf := b.waitCompleted(ctx, name)
 	if wf.Status.Phase != v1alpha1.WorkflowSucceeded {
 		t.Fatalf("%s: %s (%s)", name, wf.Status.Phase, wf.Status.Message)
 	}
-	time.Sleep(time.Second)
-	cancel()
 	added := map[string]time.Time{}
 	ended := map[string]time.Time{}
 	finished := map[string]time.Time{}
 	var order []string
-	for len(podEvents) > 0 {
-		e := <-podEvents
+	pod := func(e podEvent) {
 		if e.pod.Labels["workflows.argoproj.io/workflow"] != name {
-			continue
+			return
 		}
 		if _, ok := added[e.pod.Name]; !ok && e.typ == "ADDED" {
 			added[e.pod.Name] = e.at
@@ -542,9 +548,29 @@ func testOverhead(t *testing.T, ctx context.Context, b *backend) {
 			finished[e.pod.Name] = emissaryFinish(&e.pod)
 		}
 	}
-	writes := 0
+	// Read the watches until they have shown every pod's end and the
+	// Workflow's completion.
+	writes, completed := 0, false
+	timeout := time.After(30 * time.Second)
+	for len(ended) < steps || !completed {
+		select {
+		case e := <-podEvents:
+			pod(e)
+		case e := <-wfEvents:
+			if e.name == name {
+				writes++
+				completed = completed || e.completed
+			}
+		case <-timeout:
+			t.Fatalf("the watches showed %d of %d pods ending; the Workflow completed: %v", len(ended), steps, completed)
+		}
+	}
+	cancel()
+	for len(podEvents) > 0 {
+		pod(<-podEvents)
+	}
 	for len(wfEvents) > 0 {
-		if <-wfEvents == name {
+		if (<-wfEvents).name == name {
 			writes++
 		}
 	}
@@ -571,9 +597,16 @@ type podEvent struct {
 	pod corev1.Pod
 }
 
-// watchStream opens a watch on path and calls fn with each event's type,
-// its receive time and its raw object, until ctx ends.
-func (b *backend) watchStream(ctx context.Context, path string, fn func(typ string, at time.Time, obj json.RawMessage)) {
+// wfEvent is a change of a Workflow: its name, and whether it is completed.
+type wfEvent struct {
+	name      string
+	completed bool
+}
+
+// watchStream opens a watch on path, sends on opened once the apiserver
+// answered, and calls fn with each event's type, its receive time and its
+// raw object, until ctx ends.
+func (b *backend) watchStream(ctx context.Context, path string, opened chan<- struct{}, fn func(typ string, at time.Time, obj json.RawMessage)) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.c.server+path, nil)
 	if err != nil {
 		return
@@ -586,6 +619,7 @@ func (b *backend) watchStream(ctx context.Context, path string, fn func(typ stri
 		return
 	}
 	defer resp.Body.Close()
+	opened <- struct{}{}
 	dec := json.NewDecoder(bufio.NewReader(resp.Body))
 	for {
 		var ev struct {
@@ -599,8 +633,8 @@ func (b *backend) watchStream(ctx context.Context, path string, fn func(typ stri
 	}
 }
 
-func (b *backend) watchPods(ctx context.Context, out chan<- podEvent) {
-	b.watchStream(ctx, "/api/v1/namespaces/"+b.ns+"/pods?watch=1", func(typ string, at time.Time, obj json.RawMessage) {
+func (b *backend) watchPods(ctx context.Context, opened chan<- struct{}, out chan<- podEvent) {
+	b.watchStream(ctx, "/api/v1/namespaces/"+b.ns+"/pods?watch=1", opened, func(typ string, at time.Time, obj json.RawMessage) {
 		var p corev1.Pod
 		if json.Unmarshal(obj, &p) == nil {
 			out <- podEvent{typ: typ, at: at, pod: p}
@@ -608,11 +642,16 @@ func (b *backend) watchPods(ctx context.Context, out chan<- podEvent) {
 	})
 }
 
-func (b *backend) watchWorkflows(ctx context.Context, out chan<- string) {
-	b.watchStream(ctx, "/apis/argoproj.io/v1alpha1/namespaces/"+b.ns+"/workflows?watch=1", func(typ string, _ time.Time, obj json.RawMessage) {
-		var m metav1.PartialObjectMetadata
-		if typ == "MODIFIED" && json.Unmarshal(obj, &m) == nil {
-			out <- m.Name
+func (b *backend) watchWorkflows(ctx context.Context, opened chan<- struct{}, out chan<- wfEvent) {
+	b.watchStream(ctx, "/apis/argoproj.io/v1alpha1/namespaces/"+b.ns+"/workflows?watch=1", opened, func(typ string, _ time.Time, obj json.RawMessage) {
+		var wf struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Status   struct {
+				Phase v1alpha1.WorkflowPhase `json:"phase"`
+			} `json:"status"`
+		}
+		if typ == "MODIFIED" && json.Unmarshal(obj, &wf) == nil {
+			out <- wfEvent{name: wf.Metadata.Name, completed: wf.Status.Phase.Completed()}
 		}
 	})
 }

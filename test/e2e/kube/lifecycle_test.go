@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -51,17 +52,14 @@ func podNodes(wf *v1alpha1.Workflow) map[v1alpha1.NodePhase]int {
 // waitPods polls the workflow's pods until cond holds, or fails after d.
 func (b *backend) waitPods(ctx context.Context, wf, what string, d time.Duration, cond func([]corev1.Pod) bool) []corev1.Pod {
 	b.t.Helper()
-	end := time.Now().Add(d)
-	for {
-		pods := b.pods(ctx, wf)
-		if cond(pods) {
-			return pods
+	var pods []corev1.Pod
+	testutil.Eventually(b.t, d, "workflow "+wf+": "+what, func() error {
+		if pods = b.pods(ctx, wf); !cond(pods) {
+			return fmt.Errorf("%d pods", len(pods))
 		}
-		if time.Now().After(end) {
-			b.t.Fatalf("workflow %s: %s: not within %v; %d pods", wf, what, d, len(pods))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
+	return pods
 }
 
 // waitDone waits up to 3 minutes for the workflow to complete.
@@ -125,6 +123,8 @@ func testPodGCOnWorkflow(t *testing.T, ctx context.Context, b *backend) {
 	if wf := b.waitDone(ctx, name); wf.Status.Phase != v1alpha1.WorkflowFailed {
 		t.Fatalf("%s: %s, want Failed", name, wf.Status.Phase)
 	}
+	// A negative check, so a wait: nothing tells that a pod was not
+	// collected; a delete at the workflow's end would show within this.
 	time.Sleep(2 * time.Second)
 	if n := live(b.pods(ctx, name)); n != 1 {
 		t.Errorf("%d pods left by a failed workflow under OnWorkflowSuccess, want 1", n)
@@ -200,13 +200,7 @@ func (b *backend) pvc(ctx context.Context, name string) *corev1.PersistentVolume
 
 func (b *backend) waitPVCGone(ctx context.Context, name string, d time.Duration) {
 	b.t.Helper()
-	end := time.Now().Add(d)
-	for b.pvc(ctx, name) != nil {
-		if time.Now().After(end) {
-			b.t.Fatalf("pvc %s still there after %v", name, d)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testutil.Until(b.t, d, "pvc "+name+" gone", func() bool { return b.pvc(ctx, name) == nil })
 }
 
 const claimYAML = `apiVersion: argoproj.io/v1alpha1

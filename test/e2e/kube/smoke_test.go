@@ -215,6 +215,9 @@ func conformanceCorpus(t *testing.T) (string, map[string]corpusRow) {
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "expected.tsv"))
 	if err != nil {
+		if os.Getenv("BRAID_REQUIRE_CONFORMANCE") == "1" {
+			t.Fatalf("no conformance corpus at %s, and BRAID_REQUIRE_CONFORMANCE=1 (set BRAID_CONFORMANCE_DIR): %v", dir, err)
+		}
 		t.Skipf("no conformance corpus: %v", err)
 	}
 	rows := map[string]corpusRow{}

@@ -1,6 +1,3 @@
-// Package resttest holds request types shaped like the generated API
-// messages (json and protobuf tags, Kubernetes option types), for the tests
-// of the REST binding (package rest) and of the server's gateway.
 package resttest
 
 import (
