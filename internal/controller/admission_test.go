@@ -167,6 +167,8 @@ func TestMissingConfigMapKeyWaits(t *testing.T) {
 	st := startAdmissionManager(t, dir, testAdmission())
 	create(t, st, "orphan", "  synchronization: {semaphores: [{configMapKeyRef: {name: my-config, key: nope}}]}", filepath.Join(dir, "order.txt"))
 	waitMessage(t, st, "orphan", v1alpha1.WorkflowPending, "failed to get semaphore limit: config map my-config has no key nope")
+	// A check that nothing happens: no event says so, so the test gives it
+	// a moment (several passes' worth) to go wrong.
 	time.Sleep(300 * time.Millisecond)
 	waitMessage(t, st, "orphan", v1alpha1.WorkflowPending, "failed to get semaphore limit")
 	if _, err := os.Stat(filepath.Join(dir, "order.txt")); err == nil {

@@ -111,7 +111,8 @@ func waitGone(t *testing.T, st *sqlite.Store, wf *v1alpha1.Workflow) {
 	}
 }
 
-// assertStays checks that the workflow is still live a moment later.
+// assertStays checks that the workflow is still live a moment later: a
+// check that nothing happens, which no event can signal, so it waits.
 func assertStays(t *testing.T, st *sqlite.Store, names ...string) {
 	t.Helper()
 	time.Sleep(150 * time.Millisecond)
