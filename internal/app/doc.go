@@ -26,7 +26,10 @@
 // controller get the optional parts the same way, as typed fields
 // (server.Capabilities; controller.Options' Archive, Hooks and MemoPruner),
 // set here from what was opened; nothing finds a capability by type
-// assertion.
+// assertion. The API server reads step logs through server.StepLogs, which
+// each runtime implements (logs.go): local.LogFiles on the data directory,
+// kuberuntime.PodLogs on the cluster, told here where a gone pod's shipped
+// log lies (controller.ShippedLog over the live workflow).
 //
 // # Who may import it
 //

@@ -132,7 +132,7 @@ func (e *Embedded) newManager() (*controller.Manager, error) {
 func embeddedServerOptions(cfg *config.Config, st *sqlite.Store, drivers *artifact.Drivers, limits *embeddedLimits) server.Options {
 	dataDir := cfg.DataDir
 	return server.Options{Store: st, Capabilities: sqliteCapabilities(st), Artifacts: drivers,
-		LogPath:        func(ns, wf, pod string) string { return local.LogPath(dataDir, ns, wf, pod) },
+		StepLogs:       local.NewLogFiles(dataDir),
 		ForgetWorkflow: func(ns, wf string) error { return local.RemoveWorkflowFiles(dataDir, ns, wf) },
 		SyncLimits:     limits}
 }

@@ -31,9 +31,8 @@ type Listen struct {
 	Fingerprint string
 	// Logger receives the server's log; nil: discard.
 	Logger *slog.Logger
-	// Configure sets the options the caller owns (auth, the UI, where pod
-	// logs are read) on what app built, before the server is made; nil:
-	// none.
+	// Configure sets the options the caller owns (auth, the UI) on what
+	// app built, before the server is made; nil: none.
 	Configure func(*server.Options)
 	// Listening is told the address once the port is open (to print a
 	// login URL); nil: nothing.
@@ -115,11 +114,18 @@ func (e *Embedded) Serve(ctx context.Context, c Listen) error {
 }
 
 // Serve is braid server on a cluster until ctx ends: it serves the API on
-// the cluster's custom resources and, with an election, drives workflows
-// too while this replica holds the Lease (k must then have been opened
-// WithController). The caller closes k.
-func (k *Kube) Serve(ctx context.Context, c Listen, drive *Election) error {
-	srv, err := c.newServer(k.serverOptions())
+// the cluster's custom resources, and the pods' logs, and, with an
+// election, drives workflows too while this replica holds the Lease (k
+// must then have been opened WithController). The caller closes k.
+func (k *Kube) Serve(ctx context.Context, c Listen, drive *Election) (err error) {
+	logs, err := k.podLogs()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, logs.Close()) }()
+	opts := k.serverOptions()
+	opts.StepLogs = logs
+	srv, err := c.newServer(opts)
 	if err != nil {
 		return err
 	}

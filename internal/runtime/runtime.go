@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"io"
 
 	"github.com/braidwf/braid/internal/step"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
@@ -51,10 +49,4 @@ type Runtime interface {
 	// Events delivers every event once, in order per run. It never blocks the
 	// runtime: events queue until read.
 	Events() <-chan StepEvent
-	// Logs streams the run's combined stdout and stderr; with follow it waits
-	// for more until the run ends. Logs outlive the run.
-	Logs(ctx context.Context, runID string, follow bool) (io.ReadCloser, error)
 }
-
-// ErrUnknownRun is returned by Logs for a run the runtime has never started.
-var ErrUnknownRun = errors.New("unknown run")

@@ -101,7 +101,7 @@ func badServer(t testing.TB) (*Server, *sqlite.Store) {
 	})
 	seedBadRequestStore(t, st)
 	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion,
-		LogPath: func(ns, wf, pod string) string { return filepath.Join(dir, "logs", ns, wf, pod) }})
+		StepLogs: fileLogs(func(ns, wf, pod string) string { return filepath.Join(dir, "logs", ns, wf, pod) })})
 	if err != nil {
 		t.Fatal(err)
 	}

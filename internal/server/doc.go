@@ -49,7 +49,9 @@
 //     one, so neither holds the whole response; bodylimit.go: request bodies
 //     over Kubernetes' 3 MiB get 413;
 //   - logs.go: logs read back from the end of the file for tailLines and
-//     limitBytes, and cut into entries of at most 256 KiB;
+//     limitBytes, and cut into entries of at most 256 KiB; a step's log is
+//     opened through the StepLogs interface declared there, which each
+//     runtime implements and the wiring sets (Options.StepLogs);
 //   - recover.go: the panic boundaries;
 //   - synclimits.go: Argo v4's SyncService (semaphore limits as ConfigMap
 //     keys or database rows) over Options.SyncLimits;

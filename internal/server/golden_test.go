@@ -72,7 +72,7 @@ func startRunningServer(t *testing.T) *runningServer {
 	mdone := make(chan error, 1)
 	go func() { mdone <- mgr.Run(ctx) }()
 	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion,
-		LogPath: func(ns, wf, pod string) string { return local.LogPath(dir, ns, wf, pod) }})
+		StepLogs: local.NewLogFiles(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

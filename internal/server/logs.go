@@ -3,8 +3,10 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"regexp"
 	"sort"
@@ -22,9 +24,22 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// LogPath says where a step's log is kept: the local runtime keeps every
-// log in a file that outlives the step and the workflow.
-type LogPath func(namespace, workflow, pod string) string
+// StepLogs opens the kept log of a workflow's step (its main container's
+// output) by the pod name the step ran as. Both runtimes implement it:
+// the local runtime's logs are files that outlive the step and the
+// workflow (local.LogFiles); the Kubernetes runtime fetches a pod's log
+// into a file, and reads the log the executor shipped to the artifact
+// repository once the pod is gone (kube.PodLogs).
+//
+// The log comes as a file because the server reads it as one: tailLines
+// reads back from its end, the step-logs route serves byte ranges, and
+// steps that started in the same second are ordered by when their logs
+// were last written. A file is the log as it is when opened; a running
+// step's grows, and following it opens it again. A step that has no log
+// yet is an error that wraps fs.ErrNotExist.
+type StepLogs interface {
+	Open(ctx context.Context, namespace, workflow, pod string) (*os.File, error)
+}
 
 // logPoll is how often a followed log is read again.
 const logPoll = 200 * time.Millisecond
@@ -106,7 +121,7 @@ func parseLogQuery(req *workflow.WorkflowLogRequest, now time.Time) (logQuery, e
 // own.
 func (s *workflowServer) logs(req *workflow.WorkflowLogRequest, stream grpc.ServerStreamingServer[workflow.LogEntry]) error {
 	ctx := stream.Context()
-	if s.logPath == nil {
+	if s.logSource == nil {
 		return status.Error(codes.Unimplemented, "this server keeps no step logs")
 	}
 	q, err := parseLogQuery(req, time.Now())
@@ -166,11 +181,7 @@ type podLog struct {
 // round sends what each selected pod's log gained since the last round.
 func (t *logTail) round(wf *v1alpha1.Workflow, final bool) error {
 	lastWrite := func(n *v1alpha1.NodeStatus) time.Time {
-		fi, err := os.Stat(t.s.logPath(wf.Namespace, wf.Name, wf.NodePodName(n)))
-		if err != nil {
-			return time.Unix(1<<40, 0) // no log yet: after those that have one
-		}
-		return fi.ModTime()
+		return t.lastWrite(wf, wf.NodePodName(n))
 	}
 	for _, n := range stepsInOrder(wf, lastWrite) {
 		pod := wf.NodePodName(&n)
@@ -188,31 +199,55 @@ func (t *logTail) round(wf *v1alpha1.Workflow, final bool) error {
 		if t.q.limit > 0 && p.sent >= t.q.limit {
 			continue
 		}
-		if err := t.send(t.s.logPath(wf.Namespace, wf.Name, pod), pod, p, final || n.Phase.Completed()); err != nil {
+		if err := t.sendPod(wf, pod, p, final || n.Phase.Completed()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// send streams the lines of path after p.offset, a line (or a piece of a
-// long one) an entry. An unfinished last line waits for the next round
-// unless final. The first read of a pod honours tailLines.
-func (t *logTail) send(path, pod string, p *podLog, final bool) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+// lastWrite is when the pod's log was last written; a pod with no log yet
+// comes after those that have one.
+func (t *logTail) lastWrite(wf *v1alpha1.Workflow, pod string) time.Time {
+	none := time.Unix(1<<40, 0)
+	f, err := t.s.logSource.Open(t.stream.Context(), wf.Namespace, wf.Name, pod)
+	if err != nil {
+		return none
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return none
+	}
+	return fi.ModTime()
+}
+
+// sendPod sends what the pod's log gained (send); a pod with no log yet
+// sends nothing.
+func (t *logTail) sendPod(wf *v1alpha1.Workflow, pod string, p *podLog, final bool) error {
+	f, err := t.s.logSource.Open(t.stream.Context(), wf.Namespace, wf.Name, pod)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
 	}
 	defer f.Close()
+	return t.send(f, pod, p, final)
+}
+
+// send streams the lines of the pod's log f after p.offset, a line (or a
+// piece of a long one) an entry. An unfinished last line waits for the
+// next round unless final. The first read of a pod honours tailLines.
+func (t *logTail) send(f *os.File, pod string, p *podLog, final bool) error {
 	if !p.started {
 		p.started = true
 		if t.q.tail >= 0 {
-			if p.offset, err = tailOffset(f, t.q.tail, int64(t.q.entry)); err != nil {
+			off, err := tailOffset(f, t.q.tail, int64(t.q.entry))
+			if err != nil {
 				return status.Errorf(codes.Internal, "read the log of %s: %v", pod, err)
 			}
+			p.offset = off
 		}
 	}
 	if _, err := f.Seek(p.offset, io.SeekStart); err != nil {

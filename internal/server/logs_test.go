@@ -24,6 +24,14 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
+// fileLogs is a StepLogs that keeps each step's log in the file the
+// function names.
+type fileLogs func(namespace, workflow, pod string) string
+
+func (l fileLogs) Open(_ context.Context, namespace, workflow, pod string) (*os.File, error) {
+	return os.Open(l(namespace, workflow, pod))
+}
+
 // writeFile writes content to a new file under t's temporary directory.
 func writeFile(t *testing.T, content string) *os.File {
 	t.Helper()
@@ -118,7 +126,7 @@ func TestLogTailSend(t *testing.T) {
 			tc.q.entry = 4
 			out := &sink{}
 			lt := &logTail{q: tc.q, stream: out, pods: map[string]*podLog{}}
-			if err := lt.send(f.Name(), "pod", &podLog{}, tc.final); err != nil {
+			if err := lt.send(f, "pod", &podLog{}, tc.final); err != nil {
 				t.Fatal(err)
 			}
 			var got []string
@@ -142,18 +150,25 @@ func TestLogTailFollowRounds(t *testing.T) {
 	out := &sink{}
 	lt := &logTail{q: logQuery{tail: -1, entry: maxLogEntry}, stream: out, pods: map[string]*podLog{}}
 	p := &podLog{}
-	if err := lt.send(path, "pod", p, false); err != nil {
-		t.Fatal(err)
+	send := func(final bool) {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := lt.send(f, "pod", p, final); err != nil {
+			t.Fatal(err)
+		}
 	}
+	send(false)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprint(f, "o\nthree\n")
 	f.Close()
-	if err := lt.send(path, "pod", p, true); err != nil {
-		t.Fatal(err)
-	}
+	send(true)
 	var got []string
 	for _, e := range out.entries {
 		got = append(got, e.Content)
@@ -186,12 +201,12 @@ func logServer(t *testing.T) (*Server, string) {
 	if err := st.Create(context.Background(), wf); err != nil {
 		t.Fatal(err)
 	}
-	logPath := func(ns, wf, pod string) string { return filepath.Join(dir, "logs", ns, wf, pod, "main.log") }
-	path := logPath("argo", "big", wf.NodePodName(&node))
+	logs := fileLogs(func(ns, wf, pod string) string { return filepath.Join(dir, "logs", ns, wf, pod, "main.log") })
+	path := logs("argo", "big", wf.NodePodName(&node))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion, LogPath: logPath})
+	srv, err := New(Options{Store: st, Capabilities: sqliteCaps(st), Version: testVersion, StepLogs: logs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,8 +99,9 @@ type Options struct {
 	// none.
 	Capabilities
 	Logger *slog.Logger // nil: discard
-	// LogPath finds the kept log of a step; nil: the server serves no logs.
-	LogPath LogPath
+	// StepLogs opens the kept log of a step (the runtime's: local.LogFiles,
+	// kube.PodLogs); nil: the server serves no logs.
+	StepLogs StepLogs
 	// Artifacts are the drivers the artifact download routes read with;
 	// nil: no artifact routes.
 	Artifacts *artifact.Drivers
@@ -172,7 +173,7 @@ func New(opts Options) (*Server, error) {
 	opts = opts.withDefaults()
 	s := &Server{opts: opts, log: opts.Logger, stopping: make(chan struct{})}
 
-	wfs := &workflowServer{store: opts.Store, caps: opts.Capabilities, log: opts.Logger, logPath: opts.LogPath, artifacts: opts.Artifacts}
+	wfs := &workflowServer{store: opts.Store, caps: opts.Capabilities, log: opts.Logger, logSource: opts.StepLogs, artifacts: opts.Artifacts}
 	infos := &infoServer{version: opts.Version, managedNamespace: opts.ManagedNamespace}
 	syncs := &syncServer{limits: opts.SyncLimits}
 

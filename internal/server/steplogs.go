@@ -1,8 +1,9 @@
 package server
 
 import (
+	"errors"
+	"io/fs"
 	"net/http"
-	"os"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -27,7 +28,7 @@ func (s *workflowServer) stepLogs(w http.ResponseWriter, r *http.Request) {
 		httpStatusError(w, err)
 		return
 	}
-	if s.logPath == nil {
+	if s.logSource == nil {
 		httpStatusError(w, status.Error(codes.Unimplemented, "this server keeps no step logs"))
 		return
 	}
@@ -59,8 +60,8 @@ func (s *workflowServer) stepLogs(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Length", "0")
 		return
 	}
-	f, err := os.Open(s.logPath(wf.Namespace, wf.Name, wf.NodePodName(node)))
-	if os.IsNotExist(err) {
+	f, err := s.logSource.Open(r.Context(), wf.Namespace, wf.Name, wf.NodePodName(node))
+	if errors.Is(err, fs.ErrNotExist) {
 		h.Set("Content-Length", "0") // not started, or it wrote nothing
 		return
 	}

@@ -33,7 +33,7 @@ type workflowServer struct {
 	store     Store
 	caps      Capabilities // the store's optional extras
 	log       *slog.Logger
-	logPath   LogPath           // nil: no logs
+	logSource StepLogs          // nil: no logs
 	clock     func() time.Time  // nil: time.Now
 	artifacts *artifact.Drivers // nil: no artifact GC on delete
 }

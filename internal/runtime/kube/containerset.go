@@ -124,11 +124,9 @@ func annotateRoles(pod *apiv1.Pod, tmpl *v1alpha1.Template, work []apiv1.Contain
 	}
 }
 
-// WorkContainers are the containers of a step's pod that run the user's
-// commands: main, or a containerSet's containers in the template's order.
-func WorkContainers(pod *apiv1.Pod) []string { return workNames(pod) }
-
-// workNames are the pod's work containers (AnnotationContainers).
+// workNames are the containers of a step's pod that run the user's
+// commands (AnnotationContainers): main, or a containerSet's containers in
+// the template's order.
 func workNames(pod *apiv1.Pod) []string {
 	v := pod.Annotations[AnnotationContainers]
 	if v == "" {

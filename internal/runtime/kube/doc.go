@@ -32,9 +32,13 @@
 // phase that of the first container that failed); a daemon is Running
 // once the pod is Ready. Every event carries the pod's IP and node. Status answers
 // from memory or the informer's cache (after a restart); Kill deletes the
-// pod with a grace period and reports Failed at once; Logs reads the pod's
-// log through the API, then the log the emissary shipped to the artifact
-// repository.
+// pod with a grace period and reports Failed at once.
+//
+// Logs (logs.go): PodLogs, which needs no Runtime, serves the API server a
+// step's log as a file: the pod's work containers' logs fetched through the
+// API (a finished pod's once, a running pod's at most twice a second), and
+// once the pod is gone, the log the emissary shipped to the artifact
+// repository (where it is, the wiring says: ShippedLog).
 //
 // Per workflow (controller.WorkflowHooks, pvc.go): WorkflowStarted creates
 // the PVCs of volumeClaimTemplates, owned by the Workflow and recorded in

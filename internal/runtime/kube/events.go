@@ -71,9 +71,6 @@ func (rt *Runtime) report(st *runState, pod *apiv1.Pod, o observation) {
 		cancel()
 	}
 	rt.mu.Lock()
-	if o.log != nil {
-		st.logLoc = o.log
-	}
 	ev := st.event(o)
 	st.last = ev
 	if st.timer != nil {
@@ -217,9 +214,6 @@ func (rt *Runtime) loadFull(ctx context.Context, o observation) observation {
 		return fail(err)
 	}
 	o.phase, o.message, o.exitCode, o.outputs, o.full = m.FinalPhase(), m.Message, m.ExitCode, m.Outputs, nil
-	if m.Log != nil {
-		o.log = m.Log
-	}
 	return o
 }
 

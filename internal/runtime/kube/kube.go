@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -105,8 +104,6 @@ type runState struct {
 	last          runtime.StepEvent
 	final         bool
 	timer         *time.Timer
-	artifacts     *step.ArtifactPlan
-	logLoc        *v1alpha1.ArtifactLocation
 	stopped       bool // sidecars told to stop
 }
 
@@ -226,7 +223,7 @@ func (rt *Runtime) Start(ctx context.Context, run runtime.Run) error {
 		rt.mu.Unlock()
 		return nil
 	}
-	st := &runState{id: run.ID, ns: run.Namespace, pod: run.PodName, wfUID: run.WorkflowUID, nodeID: run.NodeID, artifacts: run.Artifacts}
+	st := &runState{id: run.ID, ns: run.Namespace, pod: run.PodName, wfUID: run.WorkflowUID, nodeID: run.NodeID}
 	rt.runs[run.ID] = st
 	rt.mu.Unlock()
 	pod, err := rt.builder.build(run)
@@ -372,59 +369,6 @@ func (rt *Runtime) podOf(runID string) *apiv1.Pod {
 	}
 	pod, _ := objs[0].(*apiv1.Pod)
 	return pod
-}
-
-// Logs streams the main container's log from the API while the pod
-// exists, and from the log the emissary shipped to the artifact
-// repository once it is gone.
-func (rt *Runtime) Logs(ctx context.Context, runID string, follow bool) (io.ReadCloser, error) {
-	rt.mu.Lock()
-	st := rt.runs[runID]
-	var ns, name string
-	var loc *v1alpha1.ArtifactLocation
-	if st != nil {
-		ns, name, loc = st.ns, st.pod, st.logLocation()
-	}
-	rt.mu.Unlock()
-	if pod := rt.podOf(runID); pod != nil {
-		ns, name = pod.Namespace, pod.Name
-	}
-	if name == "" {
-		return nil, fmt.Errorf("logs of %s: %w", runID, runtime.ErrUnknownRun)
-	}
-	req := rt.cfg.Client.CoreV1().Pods(ns).GetLogs(name, &apiv1.PodLogOptions{Container: MainContainer, Follow: follow})
-	r, err := req.Stream(ctx)
-	if err == nil {
-		return r, nil
-	}
-	if loc == nil || rt.cfg.Artifacts == nil {
-		return nil, fmt.Errorf("logs of %s: pod %s/%s: %w", runID, ns, name, err)
-	}
-	drv, derr := rt.cfg.Artifacts.For(loc)
-	if derr != nil {
-		return nil, fmt.Errorf("logs of %s: pod %s/%s: %v; the shipped log: %w", runID, ns, name, err, derr)
-	}
-	art := &v1alpha1.Artifact{Name: step.LogArtifact, ArtifactLocation: *loc}
-	r, derr = drv.OpenStream(artifact.WithNamespace(ctx, ns), art)
-	if derr != nil {
-		return nil, fmt.Errorf("logs of %s: pod %s/%s: %v; the shipped log: %w", runID, ns, name, err, derr)
-	}
-	return r, nil
-}
-
-// logLocation is where the emissary shipped the main log: as it said, or
-// <key>/main.log of the run's repository. Call with rt.mu held.
-func (st *runState) logLocation() *v1alpha1.ArtifactLocation {
-	if st.logLoc != nil {
-		return st.logLoc
-	}
-	if a := st.artifacts; a != nil && a.Repository != nil {
-		loc := artifact.OutputLocation(a.Repository, a.Key, "main.log", false)
-		if artifact.Kind(&loc) != "" {
-			return &loc
-		}
-	}
-	return nil
 }
 
 // reachablePlan drops a local file repository from a run's artifact plan:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -176,13 +175,8 @@ outputs: {parameters: [{name: p, valueFrom: {path: /tmp/p}}]}`)
 			len(last.Outputs.Parameters) != 1 || last.Outputs.Parameters[0].Value.String() != "param-value" {
 			t.Fatalf("outputs %+v", last.Outputs)
 		}
-		r, err := rt.Logs(ctx, ok.ID, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(r)
-		r.Close()
-		if !strings.Contains(string(data), "hello from the pod") {
+		logs := newPodLogs(t, PodLogsConfig{Client: c})
+		if data := readPodLog(t, logs, ok); !strings.Contains(data, "hello from the pod") {
 			t.Errorf("logs = %q", data)
 		}
 	})

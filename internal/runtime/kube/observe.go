@@ -35,7 +35,6 @@ type observation struct {
 	finishedAt time.Time
 	// full is where the complete result lies when the message was too big.
 	full *v1alpha1.ArtifactLocation
-	log  *v1alpha1.ArtifactLocation
 	// recheck: look at the pod again after this long (a bounded wait runs).
 	recheck time.Duration
 	// mainDone: the main container ended (its sidecars may still run).
@@ -148,7 +147,7 @@ func terminated(t *apiv1.ContainerStateTerminated, name string) observation {
 		return o
 	}
 	o.phase, o.message, o.exitCode, o.outputs = m.FinalPhase(), m.Message, m.ExitCode, m.Outputs
-	o.full, o.log = m.Full, m.Log
+	o.full = m.Full
 	if m.StartedAt != nil {
 		o.startedAt = *m.StartedAt
 	}

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,9 +44,9 @@ func podExists(t *testing.T, c kubernetes.Interface, ns, name string) bool {
 }
 
 // Pod GC on a real node: OnPodCompletion deletes a pod once its result is
-// reported, and the runtime still answers Status and Logs for it;
-// OnPodSuccess keeps a failed pod; the OnWorkflow strategies wait for
-// WorkflowCompleted.
+// reported, the runtime still answers Status for it and PodLogs reads the
+// log it shipped; OnPodSuccess keeps a failed pod; the OnWorkflow
+// strategies wait for WorkflowCompleted.
 func TestKubePodGC(t *testing.T) {
 	c, ca := kubeClient(t)
 	ns := testNamespace(t, c, ca)
@@ -93,17 +92,15 @@ container: {image: busybox:1.36, command: [sh, -c, "`+cmd+`"]}
 	if err := os.WriteFile(filepath.Join(repo, "k", "main.log"), []byte("from-the-pod\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rt.mu.Lock()
-	rt.runs[onPod.ID].logLoc = &v1alpha1.ArtifactLocation{File: &v1alpha1.FileArtifact{Key: "k/main.log"}}
-	rt.mu.Unlock()
-	r, err := rt.Logs(ctx, onPod.ID, false)
-	if err != nil {
-		t.Fatalf("Logs after GC: %v", err)
+	shipped := func(_ context.Context, ns, wf, pod string) (*v1alpha1.ArtifactLocation, error) {
+		if ns != onPod.Namespace || wf != onPod.Workflow || pod != onPod.PodName {
+			return nil, fmt.Errorf("no shipped log for %s/%s/%s", ns, wf, pod)
+		}
+		return &v1alpha1.ArtifactLocation{File: &v1alpha1.FileArtifact{Key: "k/main.log"}}, nil
 	}
-	data, _ := io.ReadAll(r)
-	r.Close()
-	if string(data) != "from-the-pod\n" {
-		t.Errorf("Logs after GC = %q", data)
+	logs := newPodLogs(t, PodLogsConfig{Client: c, Artifacts: rt.cfg.Artifacts, Shipped: shipped})
+	if data := readPodLog(t, logs, onPod); data != "from-the-pod\n" {
+		t.Errorf("log after GC = %q", data)
 	}
 
 	for _, run := range []runtime.Run{success, onWf, onWfSuccess, other} {

@@ -95,6 +95,10 @@
 //	                                                         removed once its outputs are saved
 //	<DataDir>/rootfs/<algo>-<hex>/rootfs                     an image's unpacked root (image.go)
 //
+// A step's main.log outlives the step and the Runtime: LogFiles (logs.go)
+// opens it by namespace, workflow and pod name, with no Runtime, for the
+// API server.
+//
 // With a root view, the step is also the init of a PID namespace of its
 // own, with a /proc of that namespace (sandbox.go), and when the images
 // directory holds its image, the overlay's lower layer is that image's root
@@ -103,7 +107,7 @@
 // Without a root view, the pod directory is also the step's working
 // directory when its container sets none, so that relative paths of
 // parallel steps do not collide. The index records when each run starts (its directory) and ends
-// (its final event), so that Status and Logs answer after braid restarts
+// (its final event), so that Status answers after braid restarts
 // on the same DataDir; a run that started and never ended was lost (braid
 // stopped while it ran) and is reported Error. Nothing is fsynced: the
 // files are as durable as the page cache.

@@ -165,15 +165,6 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// LogPath is where the log of a step is kept under dataDir, for readers that
-// do not run steps (braid logs in direct mode).
-func LogPath(dataDir, namespace, workflow, pod string) string {
-	rt := &Runtime{runsDir: filepath.Join(dataDir, "runs")}
-	run := runtime.Run{Namespace: namespace, Workflow: workflow}
-	run.PodName = pod
-	return filepath.Join(rt.stepDir(run), logFile)
-}
-
 // RemoveWorkflowFiles removes what the runtime keeps of a workflow under
 // dataDir (its steps' logs and files), for one that neither the live store
 // nor the archive holds any more.

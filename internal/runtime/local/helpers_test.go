@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,23 +170,25 @@ func waitFinal(t testing.TB, rt *harness, id string, timeout time.Duration) []ru
 
 func final(evs []runtime.StepEvent) runtime.StepEvent { return evs[len(evs)-1] }
 
+// readLog returns run id's log as it is now ("" when the step has none):
+// the main.log of the run's directory, which LogFiles opens by pod name.
 func readLog(t testing.TB, rt *harness, id string) string {
 	t.Helper()
-	r, err := rt.Logs(context.Background(), id, false)
-	if err != nil {
-		t.Fatalf("Logs: %v", err)
+	rt.Runtime.mu.Lock() // the Runtime's, not the harness's
+	s := rt.runs[id]
+	rt.Runtime.mu.Unlock()
+	dir, ok := rt.idx.dir(id)
+	if s != nil {
+		dir, ok = s.dir, true
 	}
-	defer r.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := r.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	if !ok {
+		t.Fatalf("readLog: unknown run %s", id)
 	}
-	return b.String()
+	data, err := os.ReadFile(filepath.Join(dir, logFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("readLog: %v", err)
+	}
+	return string(data)
 }
 
 // processGone reports whether pid has exited (a zombie counts: nobody may

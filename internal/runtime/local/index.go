@@ -22,7 +22,7 @@ import (
 const maxInlineResult = 4 << 10
 
 // runIndex is the journal of the runs on a DataDir, runs/.index, so that
-// Status and Logs answer after a restart. It is appended to, one write per
+// Status answers after a restart. It is appended to, one write per
 // record, so that a step changes no directory for it (creating a file can
 // cost 0.1-0.4 ms of CPU on a busy ext4; an append costs a few µs):
 //

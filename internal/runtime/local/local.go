@@ -285,8 +285,8 @@ func (rt *Runtime) Events() <-chan runtime.StepEvent { return rt.events.Out() }
 
 // Close stops every running step (SIGTERM, then SIGKILL after the grace
 // period), waits for them, and closes the Events channel; events not yet
-// read are dropped (Status still answers from the index). Logs of
-// finished runs stay readable by a new Runtime on the same DataDir.
+// read are dropped (Status still answers from the index). The logs of
+// finished runs stay on the DataDir (LogFiles reads them).
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if rt.closed {

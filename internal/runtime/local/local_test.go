@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -533,64 +534,49 @@ func TestStatus(t *testing.T) {
 	check(rt4)
 }
 
-func TestLogs(t *testing.T) {
+// LogFiles opens a step's log by workflow and pod, while the step runs
+// and after it, with or without a Runtime on the data directory.
+func TestLogFiles(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	rt := newRuntime(t, func(c *Config) { c.DataDir = dir })
-	if _, err := rt.Logs(ctx, "nope", false); !errors.Is(err, runtime.ErrUnknownRun) {
-		t.Fatalf("Logs of an unknown run: %v", err)
+	logs := NewLogFiles(dir)
+	read := func(t *testing.T, run runtime.Run) string {
+		t.Helper()
+		f, err := logs.Open(ctx, run.Namespace, run.Workflow, run.PodName)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		defer f.Close()
+		data, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	if _, err := logs.Open(ctx, "argo", "wf", "nope"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open of a step with no log: %v", err)
 	}
 	for _, includeResult := range []bool{false, true} {
 		t.Run(fmt.Sprintf("includeResult=%v", includeResult), func(t *testing.T) {
 			run := newRun(tmpl(t, `{name: a, container: {image: busybox, command: [sh, -c, "for i in 1 2 3; do echo $i; echo e$i >&2; sleep 0.1; done"]}}`))
 			run.IncludeResult = includeResult
-			if err := rt.Start(ctx, run); err != nil {
-				t.Fatal(err)
-			}
-			r, err := rt.Logs(ctx, run.ID, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := io.ReadAll(r)
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Fields(string(got))
-			if len(lines) != 6 || !strings.Contains(string(got), "1\n") || !strings.Contains(string(got), "e3\n") {
-				t.Fatalf("followed log = %q", got)
-			}
-			waitFinal(t, rt, run.ID, 10*time.Second)
-			if got := readLog(t, rt, run.ID); len(strings.Fields(got)) != 6 {
-				t.Fatalf("log after the run = %q", got)
+			runToEnd(t, rt, run)
+			got := read(t, run)
+			if len(strings.Fields(got)) != 6 || !strings.Contains(got, "1\n") || !strings.Contains(got, "e3\n") {
+				t.Fatalf("log = %q", got)
 			}
 		})
 	}
 
-	// Following stops with the context, and with Close.
+	// A running step's log is read as it grows.
 	run := newRun(tmpl(t, `{name: a, container: {image: busybox, command: [sh, -c, "echo start; sleep 60"]}}`))
 	if err := rt.Start(ctx, run); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Until(t, 10*time.Second, "the step printed", func() bool { return readLog(t, rt, run.ID) == "start\n" })
-	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-	defer cancel()
-	r, err := rt.Logs(cctx, run.ID, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(r)
-	if !errors.Is(err, context.DeadlineExceeded) || string(got) != "start\n" {
-		t.Fatalf("follow with a context: %q %v", got, err)
-	}
-	r2, _ := rt.Logs(ctx, run.ID, true)
-	head := make([]byte, len("start\n"))
-	if _, err := io.ReadFull(r2, head); err != nil || string(head) != "start\n" {
-		t.Fatalf("follow: %q %v", head, err)
-	}
-	go r2.Close() // while ReadAll waits for more, or before it reads again
-	if _, err := io.ReadAll(r2); !errors.Is(err, os.ErrClosed) {
-		t.Fatalf("follow after Close: %v", err)
+	if got := read(t, run); got != "start\n" {
+		t.Fatalf("log of a running step = %q", got)
 	}
 	_ = rt.Kill(ctx, run.ID)
 	waitFinal(t, rt, run.ID, 10*time.Second)
@@ -598,17 +584,13 @@ func TestLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Logs outlive the Runtime.
+	// Logs outlive the Runtime, and need none to be read.
+	if got := read(t, run); got != "start\n" {
+		t.Fatalf("log after Close = %q", got)
+	}
 	rt2 := newRuntime(t, func(c *Config) { c.DataDir = dir })
 	if got := readLog(t, rt2, run.ID); got != "start\n" {
 		t.Fatalf("log after reopening = %q", got)
-	}
-	r3, err := rt2.Logs(ctx, run.ID, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := io.ReadAll(r3); err != nil || string(got) != "start\n" {
-		t.Fatalf("follow after reopening = %q %v", got, err)
 	}
 }
 
@@ -731,8 +713,8 @@ func rssProbe(args []string) int {
 		fmt.Println("step:", ev.Phase, ev.Message)
 		return 1
 	}
-	// Read the whole log through Logs too: it must stream.
-	r, err := rt.Logs(context.Background(), run.ID, false)
+	// Read the whole log through LogFiles too: it must stream.
+	r, err := NewLogFiles(args[0]).Open(context.Background(), run.Namespace, run.Workflow, run.PodName)
 	if err != nil {
 		fmt.Println(err)
 		return 1
