@@ -18,11 +18,11 @@ import (
 // ends with the pod.
 
 // containerSetOf is the containerSet of a Pod node's template, or nil.
-func (r *run) containerSetOf(n v1alpha1.NodeStatus) *v1alpha1.ContainerSetTemplate {
+func (f *facts) containerSetOf(n v1alpha1.NodeStatus) *v1alpha1.ContainerSetTemplate {
 	if n.Type != v1alpha1.NodeTypePod {
 		return nil
 	}
-	if t := r.nodeTemplate(n); t != nil {
+	if t := f.nodeTemplate(n); t != nil {
 		return t.ContainerSet
 	}
 	return nil
@@ -32,14 +32,15 @@ func (r *run) containerSetOf(n v1alpha1.NodeStatus) *v1alpha1.ContainerSetTempla
 func containerNodeName(pod, c string) string { return pod + "." + c }
 
 // newContainerNodes makes the Container nodes of a containerSet's new Pod
-// node, Pending, linked by their dependencies.
-func (r *run) newContainerNodes(pod v1alpha1.NodeStatus, cs *v1alpha1.ContainerSetTemplate, in invocation) error {
+// node, Pending, linked by their dependencies. False: the node limit was
+// reached (newNode).
+func (r *run) newContainerNodes(pod v1alpha1.NodeStatus, cs *v1alpha1.ContainerSetTemplate, in invocation) bool {
 	for i := range cs.Containers {
 		c := &cs.Containers[i]
-		n, err := r.newNode(nodeInit{name: containerNodeName(pod.Name, c.Name), typ: v1alpha1.NodeTypeContainer,
+		n, ok := r.newNode(nodeInit{name: containerNodeName(pod.Name, c.Name), typ: v1alpha1.NodeTypeContainer,
 			h: in.h, scope: in.scope, boundaryID: pod.BoundaryID, phase: v1alpha1.NodePending})
-		if err != nil {
-			return err
+		if !ok {
+			return false
 		}
 		n.DisplayName = c.Name
 		r.put(n)
@@ -55,7 +56,7 @@ func (r *run) newContainerNodes(pod v1alpha1.NodeStatus, cs *v1alpha1.ContainerS
 			r.addChild(r.id(containerNodeName(pod.Name, dep)), id)
 		}
 	}
-	return nil
+	return true
 }
 
 // mergeContainers moves the pod's Container nodes on from res. When the pod
@@ -114,11 +115,11 @@ func (r *run) putContainer(n v1alpha1.NodeStatus, c ContainerResult) {
 
 // containerSetOutbound is the outbound nodes of a containerSet's Pod node:
 // its Container children's, or the node itself when it has none.
-func (r *run) containerSetOutbound(n v1alpha1.NodeStatus) []string {
+func (f *facts) containerSetOutbound(n v1alpha1.NodeStatus) []string {
 	var out []string
 	for _, c := range n.Children {
-		if ch, ok := r.nodes[c]; ok && ch.Type == v1alpha1.NodeTypeContainer {
-			out = append(out, r.outbound(c)...)
+		if ch, ok := f.nodes[c]; ok && ch.Type == v1alpha1.NodeTypeContainer {
+			out = append(out, f.outbound(c)...)
 		}
 	}
 	if len(out) == 0 {

@@ -61,11 +61,11 @@ func TestContainerSetNodes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := load(t, containerSetYAML)
-			d.respond = func(_ *driver, l Launch) *outcome {
+			d.respond = func(_ *driver, l Launch) *stepEnd {
 				if l.Template.ContainerSet == nil {
 					return nil
 				}
-				o := &outcome{phase: tc.phase, ctrs: tc.ctrs}
+				o := &stepEnd{phase: tc.phase, ctrs: tc.ctrs}
 				if tc.phase == v1alpha1.NodeFailed {
 					o.exitCode = 3
 				}

@@ -31,24 +31,24 @@ func podActive(n v1alpha1.NodeStatus) bool {
 		!waitingForLock(n)
 }
 
-func (r *run) count(old v1alpha1.NodeStatus, existed bool, n v1alpha1.NodeStatus) {
-	if r.activePods >= 0 {
+func (c *counters) count(old v1alpha1.NodeStatus, existed bool, n v1alpha1.NodeStatus) {
+	if c.activePods >= 0 {
 		if existed && podActive(old) {
-			r.activePods--
+			c.activePods--
 		}
 		if podActive(n) {
-			r.activePods++
+			c.activePods++
 		}
 	}
-	if r.bcounts != nil {
+	if c.bcounts != nil {
 		if existed {
-			r.addBoundary(old, -1)
+			c.addBoundary(old, -1)
 		}
-		r.addBoundary(n, 1)
+		c.addBoundary(n, 1)
 	}
 }
 
-func (r *run) addBoundary(n v1alpha1.NodeStatus, d int) {
+func (c *counters) addBoundary(n v1alpha1.NodeStatus, d int) {
 	switch n.Type {
 	case v1alpha1.NodeTypePod, v1alpha1.NodeTypeSteps, v1alpha1.NodeTypeDAG:
 	default:
@@ -57,43 +57,47 @@ func (r *run) addBoundary(n v1alpha1.NodeStatus, d int) {
 	if n.BoundaryID == "" {
 		return
 	}
-	c := r.bcounts[n.BoundaryID]
-	if c == nil {
-		c = &boundaryCount{}
-		r.bcounts[n.BoundaryID] = c
+	b := c.bcounts[n.BoundaryID]
+	if b == nil {
+		b = &boundaryCount{}
+		c.bcounts[n.BoundaryID] = b
 	}
 	switch n.Phase {
 	case v1alpha1.NodePending, v1alpha1.NodeRunning:
-		c.activeChildren += d
+		b.activeChildren += d
 		if n.Type == v1alpha1.NodeTypePod {
-			c.activePods += d
+			b.activePods += d
 		}
 	case v1alpha1.NodeFailed, v1alpha1.NodeError:
-		c.unsuccessful += d
+		b.unsuccessful += d
 	}
 }
 
-func (r *run) workflowActivePods() int {
-	if r.activePods < 0 {
-		r.activePods = 0
-		for _, n := range r.nodes {
+// workflowActivePods counts the Pod nodes of nodes that count against the
+// workflow's parallelism, scanning them the first time.
+func (c *counters) workflowActivePods(nodes v1alpha1.Nodes) int {
+	if c.activePods < 0 {
+		c.activePods = 0
+		for _, n := range nodes {
 			if podActive(n) {
-				r.activePods++
+				c.activePods++
 			}
 		}
 	}
-	return r.activePods
+	return c.activePods
 }
 
-func (r *run) boundary(id string) boundaryCount {
-	if r.bcounts == nil {
-		r.bcounts = map[string]*boundaryCount{}
-		for _, n := range r.nodes {
-			r.addBoundary(n, 1)
+// boundary returns the counts of the boundary id, scanning nodes the first
+// time.
+func (c *counters) boundary(nodes v1alpha1.Nodes, id string) boundaryCount {
+	if c.bcounts == nil {
+		c.bcounts = map[string]*boundaryCount{}
+		for _, n := range nodes {
+			c.addBoundary(n, 1)
 		}
 	}
-	if c := r.bcounts[id]; c != nil {
-		return *c
+	if b := c.bcounts[id]; b != nil {
+		return *b
 	}
 	return boundaryCount{}
 }
@@ -115,17 +119,16 @@ func failFast(t *v1alpha1.Template) bool { return t != nil && t.FailFast != nil 
 
 const failFastMessage = "template has failed or errored children and failFast enabled"
 
-// checkParallelism decides whether a node may be created or advanced now
-// (ctl/operator.go checkParallelism).
-func (r *run) checkParallelism(t *v1alpha1.Template, existing *v1alpha1.NodeStatus, opts execOpts) error {
-	if limit, ok := limitValue(r.spec.Parallelism); ok && existing == nil && r.workflowActivePods() >= limit {
-		return errParallelism
+// checkParallelism reports whether parallelism or failFast holds a node
+// back: it may not be created or advanced now (ctl/operator.go
+// checkParallelism).
+func (r *run) checkParallelism(t *v1alpha1.Template, existing *v1alpha1.NodeStatus, opts execOpts) bool {
+	if limit, ok := limitValue(r.spec.Parallelism); ok && existing == nil && r.workflowActivePods(r.nodes) >= limit {
+		return true
 	}
 	isGroup := t.Type() == v1alpha1.TemplateTypeSteps || t.Type() == v1alpha1.TemplateTypeDAG
-	if existing != nil && isGroup {
-		if err := r.holdBoundary(existing.ID, existing.Name, t, false); err != nil {
-			return err
-		}
+	if existing != nil && isGroup && r.holdBoundary(existing.ID, existing.Name, t, false) {
+		return true
 	}
 	if opts.boundaryID != "" && opts.boundaryTmpl != nil &&
 		(existing == nil || (existing.Phase != v1alpha1.NodePending && existing.Phase != v1alpha1.NodeRunning)) {
@@ -133,18 +136,18 @@ func (r *run) checkParallelism(t *v1alpha1.Template, existing *v1alpha1.NodeStat
 			return r.holdBoundary(b.ID, b.Name, opts.boundaryTmpl, true)
 		}
 	}
-	return nil
+	return false
 }
 
 // holdBoundary applies a Steps or DAG template's failFast and parallelism to
 // its boundary: once a child failed no new child starts, and when none is
-// active the template fails (rule 10.3).
-func (r *run) holdBoundary(id, name string, t *v1alpha1.Template, forChild bool) error {
+// active the template fails (rule 10.3). It reports whether the node is held.
+func (r *run) holdBoundary(id, name string, t *v1alpha1.Template, forChild bool) bool {
 	limit, hasLimit := limitValue(t.Parallelism)
 	if !failFast(t) && !hasLimit {
-		return nil
+		return false
 	}
-	c := r.boundary(id)
+	c := r.boundary(r.nodes, id)
 	if failFast(t) && c.unsuccessful > 0 {
 		if c.activePods == 0 {
 			if t.Type() == v1alpha1.TemplateTypeSteps {
@@ -155,32 +158,13 @@ func (r *run) holdBoundary(id, name string, t *v1alpha1.Template, forChild bool)
 			r.setPhase(id, v1alpha1.NodeFailed, failFastMessage)
 			r.again()
 		}
-		return errParallelism
+		return true
 	}
 	active := c.activePods
 	if forChild {
 		active = c.activeChildren
 	}
-	if hasLimit && active >= limit {
-		return errParallelism
-	}
-	return nil
-}
-
-// again asks for another pass as soon as possible: this pass changed
-// something that nothing else will report.
-func (r *run) again() { r.wake(r.now) }
-
-// killNode sets a running node's final phase and asks the runtime to stop it.
-func (r *run) killNode(n v1alpha1.NodeStatus, phase v1alpha1.NodePhase, msg string) v1alpha1.NodeStatus {
-	n.Daemoned = nil
-	r.put(n)
-	out := r.setPhase(n.ID, phase, msg)
-	if isLeafType(n.Type) {
-		r.plan.Kill = append(r.plan.Kill, Kill{NodeID: n.ID, Reason: msg})
-	}
-	r.again() // nothing will report on a killed node: look again
-	return out
+	return hasLimit && active >= limit
 }
 
 // applyExecutionControl applies a shutdown or a passed workflow deadline to
@@ -214,9 +198,9 @@ func (r *run) applyExecutionControl() {
 }
 
 // exitNodeNames lists the names of the exit-handler and hook nodes.
-func (r *run) exitNodeNames() []string {
+func (f *facts) exitNodeNames() []string {
 	var names []string
-	for _, n := range r.nodes {
+	for _, n := range f.nodes {
 		if isHooked(n) {
 			names = append(names, n.Name)
 		}
@@ -243,21 +227,11 @@ func inExitHandler(name string, exits []string) bool {
 
 // activePodsRemain reports whether a leaf node still waits for a report; the
 // workflow does not complete before they all reported (rule 2.8a).
-func (r *run) activePodsRemain() bool {
-	for _, n := range r.nodes {
+func (f *facts) activePodsRemain() bool {
+	for _, n := range f.nodes {
 		if isLeafType(n.Type) && !n.Phase.Fulfilled() && !isDaemoned(n) {
 			return true
 		}
 	}
 	return false
-}
-
-// killDaemons stops the daemoned nodes among ids and marks them Succeeded
-// (rule 10.5).
-func (r *run) killDaemons(ids []string) {
-	for _, id := range ids {
-		if n, ok := r.nodes[id]; ok && isDaemoned(n) && !n.Phase.Fulfilled() {
-			r.killNode(n, v1alpha1.NodeSucceeded, "")
-		}
-	}
 }

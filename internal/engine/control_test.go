@@ -14,7 +14,7 @@ import (
 func maxConcurrent(d *driver) *int {
 	most := 0
 	prev := d.respond
-	d.respond = func(d *driver, l Launch) *outcome {
+	d.respond = func(d *driver, l Launch) *stepEnd {
 		if n := len(d.running) + 1; n > most {
 			most = n
 		}
@@ -171,11 +171,11 @@ spec:
     inputs: {parameters: [{name: n}]}
     container: {image: busybox, command: [run, "{{inputs.parameters.n}}"]}
 `)
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if strings.HasSuffix(argsOf(l), " 1") {
-			return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1, duration: time.Second}
+			return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1, duration: time.Second}
 		}
-		return &outcome{duration: 3 * time.Second}
+		return &stepEnd{duration: 3 * time.Second}
 	}
 	d.run()
 	msg := "template has failed or errored children and failFast enabled"
@@ -405,9 +405,9 @@ spec:
     inputs: {parameters: [{name: ip}]}
     container: {image: busybox, command: [echo, "{{inputs.parameters.ip}}"]}
 `)
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name == "server" {
-			return &outcome{running: true}
+			return &stepEnd{running: true}
 		}
 		return nil
 	}

@@ -172,12 +172,12 @@ func TestCorpusSmoke(t *testing.T) {
 }
 
 // smokeRuntime adds what the smoke examples compute to the convention.
-func smokeRuntime(d *driver, l Launch) *outcome {
+func smokeRuntime(d *driver, l Launch) *stepEnd {
 	if o := parameterAggregationRuntime(d, l); o != nil {
 		return o
 	}
 	if l.Template.Script != nil && strings.Contains(l.Template.Script.Source, "random") {
-		return &outcome{result: str("heads")} // coinflip: heads ends the recursion
+		return &stepEnd{result: str("heads")} // coinflip: heads ends the recursion
 	}
 	return nil
 }

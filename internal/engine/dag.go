@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/braidwf/braid/internal/expr"
@@ -23,25 +22,24 @@ type dagRun struct {
 	exitsOK bool   // every target's exit handler is fulfilled
 	cache   map[string]expr.Scope
 	errs    error // a hook error: the DAG node errors
+	timeout bool  // ... or a hook's leaf timed out first: the DAG times out
 	refErr  error // an aggregate that could not be computed
 }
 
 // executeDAG runs a DAG template: each target with its dependencies first,
 // then the phase from the target branches (rules 1.7, 2.5, 3).
-func (r *run) executeDAG(in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *run) executeDAG(in invocation, opts execOpts) (outcome, error) {
 	node, ok := r.byName(in.name)
 	if !ok {
-		n, err := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeDAG, h: in.h, scope: in.scope,
-			boundaryID: opts.boundaryID, phase: v1alpha1.NodeRunning, flag: opts.flag, inputs: in.inputs})
-		if err != nil {
-			return v1alpha1.NodeStatus{}, err
+		if node, ok = r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeDAG, h: in.h, scope: in.scope,
+			boundaryID: opts.boundaryID, phase: v1alpha1.NodeRunning, flag: opts.flag, inputs: in.inputs}); !ok {
+			return outcome{hold: holdNodeLimit}, nil
 		}
-		node = n
 	}
 	info := r.dagInfo(in.tmpl)
-	targets, err := r.dagTargets(in.tmpl.DAG, info, in.v)
+	targets, err := dagTargets(in.tmpl.DAG, info, in.v)
 	if err != nil {
-		return node, err
+		return outcome{node: node}, err
 	}
 	d := &dagRun{r: r, in: in, id: node.ID, info: info, targets: targets, visited: make([]bool, len(info.tasks)),
 		ok: make([]bool, len(info.tasks)), done: true,
@@ -49,21 +47,20 @@ func (r *run) executeDAG(in invocation, opts execOpts) (v1alpha1.NodeStatus, err
 	for _, t := range targets {
 		d.executeTask(t, true)
 	}
-	if d.errs != nil {
-		n := r.nodes[node.ID]
-		return n, d.errs
+	if d.errs != nil || d.timeout {
+		return outcome{node: r.nodes[node.ID], timeout: d.timeout}, d.errs
 	}
 	switch phase := d.assess(); phase {
 	case v1alpha1.NodeRunning:
-		n := r.nodes[node.ID]
-		return n, nil
+		return outcome{node: r.nodes[node.ID]}, nil
 	case v1alpha1.NodeFailed, v1alpha1.NodeError:
 		d.updateOutbound()
 		n := r.setPhase(node.ID, phase)
 		d.killDaemons()
-		return n, nil
+		return outcome{node: n}, nil
 	}
-	return d.finish()
+	n, err := d.finish()
+	return outcome{node: n}, err
 }
 
 // finish computes a succeeded DAG's outputs from all its tasks (rule 12.3),
@@ -77,7 +74,7 @@ func (d *dagRun) finish() (v1alpha1.NodeStatus, error) {
 	}
 	v := r.newVars(d.in.v)
 	v.refs = &taskRefs{d: d, task: -1}
-	outputs, err := r.templateOutputs(d.in.tmpl, v)
+	outputs, err := templateOutputs(d.in.tmpl, v)
 	if err != nil {
 		n := r.nodes[d.id]
 		return n, err
@@ -112,7 +109,7 @@ func (d *dagRun) taskNodeAt(i int) (v1alpha1.NodeStatus, bool) {
 // taskID returns the node ID of task i, computing it on first use.
 func (d *dagRun) taskID(i int) string {
 	if d.ids == nil {
-		d.ids = d.info.nodeIDs(d.r, d.in.name)
+		d.ids = d.info.nodeIDs(d.in.name)
 	}
 	if d.ids[i] == "" {
 		d.ids[i] = d.r.id(d.in.name + "." + d.info.tasks[i].Name)
@@ -227,7 +224,7 @@ func (d *dagRun) existingTask(i int, target bool) {
 	}
 	d.done = false
 	if isLeafType(node.Type) && taskCall(task) == nil && !d.r.relaunch[node.ID] {
-		_, _ = d.r.revisitExisting(node, taskHolder(task), d.in.tc) // running: nothing else to do
+		d.r.revisitExisting(node, taskHolder(task), d.in.tc) // running: nothing else to do
 		return
 	}
 	name := d.taskNodeName(task.Name)
@@ -255,9 +252,8 @@ func (d *dagRun) settled(i int, node v1alpha1.NodeStatus, target bool) (handled,
 	call := taskCall(task)
 	if !fulfilled(node) {
 		if call != nil && hasLifecycleHooks(task.Hooks) && node.Phase == v1alpha1.NodeRunning {
-			if _, err := d.r.hooksAndExit(node, call, d.taskVars(i), d.in.tc, d.opts); err != nil {
-				d.fail(err)
-			}
+			_, timedOut, err := d.r.hooksAndExit(node, call, d.taskVars(i), d.in.tc, d.opts)
+			d.fail(err, timedOut)
 		}
 		return false, false
 	}
@@ -268,10 +264,8 @@ func (d *dagRun) settled(i int, node v1alpha1.NodeStatus, target bool) (handled,
 		}
 		return true, done
 	}
-	done, err := d.r.hooksAndExit(node, call, d.taskVars(i), d.in.tc, d.opts)
-	if err != nil {
-		d.fail(err)
-	}
+	done, timedOut, err := d.r.hooksAndExit(node, call, d.taskVars(i), d.in.tc, d.opts)
+	d.fail(err, timedOut)
 	if !done {
 		d.done = false
 		if target {
@@ -281,11 +275,15 @@ func (d *dagRun) settled(i int, node v1alpha1.NodeStatus, target bool) (handled,
 	return true, done
 }
 
-// fail records a hook error: the DAG node errors (ctl/dag.go).
-func (d *dagRun) fail(err error) {
-	if d.errs == nil {
-		d.errs = err
+// fail records what a task's hooks ended with, when it is the first
+// failure of the pass: an error, which the DAG node errors with (ctl/dag.go),
+// or a hook's leaf that timed out, which times the DAG out.
+func (d *dagRun) fail(err error, timedOut bool) {
+	if d.errs != nil || d.timeout {
+		return
 	}
+	d.errs = err
+	d.timeout = err == nil && timedOut
 }
 
 // ready decides task i once its dependencies were visited (rule 3.5): false
@@ -323,7 +321,7 @@ func (d *dagRun) placeholder(i int, name string, phase v1alpha1.NodePhase, msg s
 	}
 	task := &d.info.tasks[i]
 	d.connect(i, name)
-	if _, err := d.r.placeholder(name, taskHolder(task), d.in.tc.scope, d.id, phase, msg); err == nil {
+	if _, ok := d.r.placeholder(name, taskHolder(task), d.in.tc.scope, d.id, phase, msg); ok {
 		d.ok[i] = true // a placeholder is done, and has no hooks
 	}
 }
@@ -391,8 +389,8 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 			return
 		}
 		d.connect(i, name)
-		if _, err := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeTaskGroup, h: taskHolder(task), scope: d.in.tc.scope,
-			boundaryID: d.id, phase: v1alpha1.NodeRunning, flag: &v1alpha1.NodeFlag{}}); err != nil {
+		if _, ok := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeTaskGroup, h: taskHolder(task), scope: d.in.tc.scope,
+			boundaryID: d.id, phase: v1alpha1.NodeRunning, flag: &v1alpha1.NodeFlag{}}); !ok {
 			return
 		}
 	}
@@ -401,7 +399,7 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 	base.WithItems, base.WithParam, base.WithSequence = nil, "", nil
 	plain := base.OnExit == "" && len(base.Hooks) == 0 // iterations need their item only to be created
 	for k := 0; k < e.len(); k++ {
-		if err := e.at(r, k); err != nil {
+		if err := e.at(&r.facts, k); err != nil {
 			r.markError(groupID, err)
 			return
 		}
@@ -410,7 +408,7 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 		case ex && plain && fulfilled(n):
 			continue
 		case ex && plain && isLeafType(n.Type) && !r.relaunch[n.ID]:
-			if _, err := r.revisitExisting(n, taskHolder(task), d.in.tc); errors.Is(err, errTimeout) {
+			if r.revisitExisting(n, taskHolder(task), d.in.tc).timeout {
 				return
 			}
 			continue
@@ -501,24 +499,23 @@ func (d *dagRun) runTask(i int, full string, t *v1alpha1.DAGTask, groupID string
 			return false
 		}
 	}
-	n, err := r.executeTemplate(full, taskHolder(t), d.in.tc, &t.Arguments, d.opts)
+	o, err := r.executeTemplate(full, taskHolder(t), d.in.tc, &t.Arguments, d.opts)
 	switch {
-	case err == nil, isSignal(err), endsWorkflow(err):
-	case errors.Is(err, errTimeout):
-		r.setPhase(r.id(full), v1alpha1.NodeFailed, errTimeout.Error())
-		return true
-	default:
+	case err != nil && endsWorkflow(err):
+	case err != nil:
 		r.setPhase(r.id(full), v1alpha1.NodeError, fmt.Sprintf("task '%s' errored: %v", full, err))
 		return true
+	case o.timeout:
+		r.setPhase(r.id(full), v1alpha1.NodeFailed, timeoutMessage)
+		return true
 	}
+	n := o.node
 	if n.ID == "" {
 		return true
 	}
 	if n.Phase.Completed() && taskCall(t) != nil {
-		done, herr := r.hooksAndExit(n, taskCall(t), d.taskVars(i), d.in.tc, d.opts)
-		if herr != nil {
-			d.fail(herr)
-		}
+		done, timedOut, herr := r.hooksAndExit(n, taskCall(t), d.taskVars(i), d.in.tc, d.opts)
+		d.fail(herr, timedOut)
 		if !done {
 			if target {
 				d.exitsOK = false

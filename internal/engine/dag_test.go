@@ -253,11 +253,11 @@ spec:
     container: {image: busybox, command: [echo, ok]}
 `)
 	n := 0
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name == "flaky" {
 			n++
 			if n == 1 {
-				return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1}
+				return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1}
 			}
 		}
 		return nil

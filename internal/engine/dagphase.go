@@ -22,7 +22,7 @@ type dagInfo struct {
 }
 
 // nodeIDs returns the node IDs of the tasks of the DAG node dagName.
-func (info *dagInfo) nodeIDs(r *run, dagName string) []string {
+func (info *dagInfo) nodeIDs(dagName string) []string {
 	if ids, ok := info.ids[dagName]; ok {
 		return ids
 	}
@@ -40,8 +40,8 @@ func (info *dagInfo) nodeIDs(r *run, dagName string) []string {
 // called in a large loop has one set per iteration).
 const maxCachedDAGNodes = 64
 
-func (r *run) dagInfo(t *v1alpha1.Template) *dagInfo {
-	if info, ok := r.dags[t]; ok {
+func (f *facts) dagInfo(t *v1alpha1.Template) *dagInfo {
+	if info, ok := f.dags[t]; ok {
 		return info
 	}
 	tasks := t.DAG.Tasks
@@ -72,10 +72,10 @@ func (r *run) dagInfo(t *v1alpha1.Template) *dagInfo {
 		info.depIdx[i] = idx[len(idx)-len(info.deps[i]) : len(idx) : len(idx)]
 	}
 	info.leaves = dagLeaves(info)
-	if r.dags == nil {
-		r.dags = map[*v1alpha1.Template]*dagInfo{}
+	if f.dags == nil {
+		f.dags = map[*v1alpha1.Template]*dagInfo{}
 	}
-	r.dags[t] = info
+	f.dags[t] = info
 	return info
 }
 
@@ -102,7 +102,7 @@ func dagLeaves(info *dagInfo) []int {
 
 // dagTargets are dag.target (which may use tags) split on spaces, or the
 // leaves.
-func (r *run) dagTargets(dag *v1alpha1.DAGTemplate, info *dagInfo, v *vars) ([]int, error) {
+func dagTargets(dag *v1alpha1.DAGTemplate, info *dagInfo, v *vars) ([]int, error) {
 	if dag.Target == "" {
 		return info.leaves, nil
 	}
@@ -336,10 +336,10 @@ func (d *dagRun) targetsPhase(targets map[string]v1alpha1.NodePhase) v1alpha1.No
 
 // retryWalkChildren continues a DAG walk past a Retry node: the children of
 // its attempts and its hook nodes (ctl/operator.go getRetryNodeChildrenIds).
-func (r *run) retryWalkChildren(n v1alpha1.NodeStatus) []string {
+func (f *facts) retryWalkChildren(n v1alpha1.NodeStatus) []string {
 	var ids []string
 	for i := len(n.Children) - 1; i >= 0; i-- {
-		c, ok := r.nodes[n.Children[i]]
+		c, ok := f.nodes[n.Children[i]]
 		if !ok {
 			continue
 		}

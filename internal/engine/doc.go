@@ -64,6 +64,24 @@
 // deadline (control.go), run the entrypoint, the workflow hooks and the exit
 // handler in the order of rule 9.4, and settle the workflow phase (phase.go).
 //
+// A pass is a run, which composes two halves, as Tekton's PipelineRunFacts
+// keeps what a reconcile knows apart from what it does. facts.go holds what
+// the pass knows: the snapshot, now, the node tree, templates and limits,
+// with methods that only read (node look-ups, children, attempts, outbound
+// nodes, templates, loops). recorder.go holds what the pass decides: every
+// node write (put, setPhase, addChild, killNode), the Plan's launches, kills
+// and memoization saves, lock decisions, needs, metadata, wake-ups, and the
+// bound that ends the workflow; it assembles the Result. The walk (run's own
+// methods) reads the one and records into the other.
+//
+// Inside the walk an error means a user error on a node, nothing else.
+// Whether an invocation was held back (parallelism, a reference not yet
+// known, the node limit, the pass's share of nodes, state the caller must
+// load) or timed out travels in an outcome next to it (outcome.go), and the
+// steps and DAG code decide what each means for the group or the task.
+//
+//	facts.go      what a pass knows, read-only; recorder.go: what it decides
+//	outcome.go    holds and timeouts: what an invocation did besides an error
 //	execute.go    executeTemplate: resolve, bind inputs, parallelism, retry, dispatch
 //	template.go   holders, templateRef, inline templates, templateDefaults
 //	scope.go      variables: globals, inputs, locals, lazy steps./tasks. references
@@ -104,7 +122,7 @@
 // parsed.
 //
 // Expansion is incremental. A pass that has created Limits.MaxNodesPerPass
-// nodes creates no more (errYield), leaves the groups it did not finish
+// nodes creates no more (holdYield), leaves the groups it did not finish
 // unsettled and asks to be called again at once, so a pass stays short and
 // a shutdown is seen at the next one. A loop's iterations are created in
 // index order and the walk stops at the first one that may not be created

@@ -21,8 +21,8 @@ import (
 // t0 is the fake clock's start.
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// outcome is how the fake runtime ends one launched step.
-type outcome struct {
+// stepEnd is how the fake runtime ends one launched step.
+type stepEnd struct {
 	phase    v1alpha1.NodePhase // Succeeded (default), Failed, Error
 	exitCode int32
 	message  string
@@ -47,7 +47,7 @@ type driver struct {
 	now       time.Time
 	templates TemplateResolver
 	limits    Limits
-	respond   func(d *driver, l Launch) *outcome // per-test override; nil falls back to convention
+	respond   func(d *driver, l Launch) *stepEnd // per-test override; nil falls back to convention
 	idle      func(d *driver) bool               // called when nothing is due: may change the workflow
 	passes    int
 	launches  []Launch
@@ -61,7 +61,7 @@ type driver struct {
 
 type fakePod struct {
 	launch  Launch
-	out     outcome
+	out     stepEnd
 	start   time.Time
 	end     time.Time // zero: never ends on its own
 	started bool      // Running reported
@@ -211,7 +211,7 @@ func (d *driver) start(l Launch) {
 	d.running[l.NodeID] = p
 }
 
-func (d *driver) decide(l Launch) *outcome {
+func (d *driver) decide(l Launch) *stepEnd {
 	if d.respond != nil {
 		if o := d.respond(d, l); o != nil {
 			return o
@@ -229,9 +229,9 @@ var (
 
 // conventionOutcome decides a step's end from its command line: "exit N"
 // fails with N, "sleep N" takes N seconds, "echo X" prints X.
-func conventionOutcome(l Launch) *outcome {
+func conventionOutcome(l Launch) *stepEnd {
 	line := commandLine(l.Template)
-	o := &outcome{phase: v1alpha1.NodeSucceeded}
+	o := &stepEnd{phase: v1alpha1.NodeSucceeded}
 	if m := exitRE.FindStringSubmatch(line); m != nil && m[1] != "0" {
 		n, _ := strconv.Atoi(m[1])
 		o.phase, o.exitCode = v1alpha1.NodeFailed, int32(n)
@@ -524,8 +524,8 @@ func (d *driver) resume(name string) bool {
 
 // fixed returns a respond function giving each template (by template name)
 // a fixed outcome; others follow the convention.
-func fixed(m map[string]*outcome) func(*driver, Launch) *outcome {
-	return func(_ *driver, l Launch) *outcome {
+func fixed(m map[string]*stepEnd) func(*driver, Launch) *stepEnd {
+	return func(_ *driver, l Launch) *stepEnd {
 		if o, ok := m[l.Template.Name]; ok {
 			c := *o
 			return &c

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"time"
@@ -24,20 +23,21 @@ type execOpts struct {
 
 // executeTemplate runs the template a holder names as the node called name
 // (ctl/operator.go executeTemplate). A fulfilled node returns at once, which
-// keeps a pass O(nodes) with a small constant (rule 0.1). It returns the node
-// (the zero NodeStatus when none was created this pass) and an error that
-// the caller turns into a group or task outcome (rules 2.4, 2.9).
-func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.Arguments, opts execOpts) (v1alpha1.NodeStatus, error) {
+// keeps a pass O(nodes) with a small constant (rule 0.1). It returns the
+// outcome: the node (the zero NodeStatus when none was created this pass),
+// or why it was held back or that it timed out, and a user error on the
+// node, which the caller turns into a group or task outcome (rules 2.4, 2.9).
+func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.Arguments, opts execOpts) (outcome, error) {
 	node, exists := r.byName(name)
 	if exists && fulfilled(node) {
-		r.sawRunning = r.sawRunning || podRunning(node) // a daemon
-		return node, nil
+		r.sawPod(node) // a daemon
+		return outcome{node: node}, nil
 	}
 	if exists && isLeafType(node.Type) && !r.relaunch[node.ID] {
-		return r.revisitExisting(node, h, tc)
+		return r.revisitExisting(node, h, tc), nil
 	}
 	if !exists && r.yield() {
-		return v1alpha1.NodeStatus{}, errYield
+		return outcome{hold: holdYield}, nil
 	}
 	var existing *v1alpha1.NodeStatus
 	if exists {
@@ -46,41 +46,41 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 	opts.depth++
 	in, err := r.prepare(name, h, tc, args, existing, opts)
 	if err != nil {
-		return r.errorNode(existing, name, h, tc, opts, err), err
+		return outcome{node: r.errorNode(existing, name, h, tc, opts, err)}, err
 	}
 	r.lockStateLoaded(in.tmpl) // a missing lock state is asked for with the memo entry, in one pass
 	memo, err := r.memoize(in, existing, opts)
-	if isSignal(err) { // the cache entry is not loaded yet
-		return node, err
-	}
 	if err != nil {
-		return r.errorNode(existing, name, h, tc, opts, err), err
+		return outcome{node: r.errorNode(existing, name, h, tc, opts, err)}, err
+	}
+	if memo.hold != holdNone { // the cache entry is not loaded yet, or the node limit
+		return outcome{node: node, hold: memo.hold}, nil
 	}
 	if memo.hit.ID != "" {
-		return memo.hit, nil
+		return outcome{node: memo.hit}, nil
 	}
-	if err := r.checkParallelism(in.tmpl, existing, opts); err != nil {
-		return node, err
+	if r.checkParallelism(in.tmpl, existing, opts) {
+		return outcome{node: node, hold: holdParallelism}, nil
 	}
-	if n, wait, err := r.acquireLocks(in, existing, opts); wait || err != nil {
-		return n, err
+	if o, wait := r.acquireLocks(in, existing, opts); wait {
+		return o, nil
 	}
-	var out v1alpha1.NodeStatus
+	var o outcome
 	if rs := r.retryStrategy(in.tmpl); rs != nil {
-		out, err = r.executeRetry(in, existing, rs, opts)
+		o, err = r.executeRetry(in, existing, rs, opts)
 	} else {
 		if isLeafTemplate(in.tmpl) {
 			in.v.set("pod.name", podName(r.wf.Name, name, in.tmpl.Name))
 		}
-		out, err = r.dispatch(in, opts)
+		o, err = r.dispatch(in, opts)
 	}
-	out = r.recordMemoMiss(out, memo.miss)
-	if existing == nil && out.ID != "" && err == nil {
-		if derr := r.applyDisplayName(&out, in.tmpl, in.v); derr != nil {
-			return r.errorNode(&out, name, h, tc, opts, derr), derr
+	o.node = r.recordMemoMiss(o.node, memo.miss)
+	if existing == nil && o.node.ID != "" && err == nil && o.plain() {
+		if derr := r.applyDisplayName(&o.node, in.tmpl, in.v); derr != nil {
+			return outcome{node: r.errorNode(&o.node, name, h, tc, opts, derr)}, derr
 		}
 	}
-	return out, err
+	return o, err
 }
 
 // prepare resolves the template of an invocation, binds its inputs and
@@ -106,7 +106,7 @@ func (r *run) prepare(name string, h holder, tc tmplCtx, args *v1alpha1.Argument
 	case holderTask:
 		v.set("tasks.name", h.name)
 	}
-	inputs, err := r.nodeInputs(existing, tmpl, args, v)
+	inputs, err := nodeInputs(existing, tmpl, args, v)
 	if err != nil {
 		return invocation{}, err
 	}
@@ -124,11 +124,11 @@ func (r *run) prepare(name string, h holder, tc tmplCtx, args *v1alpha1.Argument
 
 // checkInputs refuses a bound input parameter longer than
 // Limits.MaxParameterBytes.
-func (r *run) checkInputs(node string, in *v1alpha1.Inputs) error {
+func (f *facts) checkInputs(node string, in *v1alpha1.Inputs) error {
 	for _, p := range in.Parameters {
-		if p.Value != nil && len(*p.Value) > r.lim.MaxParameterBytes {
+		if p.Value != nil && len(*p.Value) > f.lim.MaxParameterBytes {
 			return &limitError{node: node, what: fmt.Sprintf("input parameter %q has %d bytes", p.Name, len(*p.Value)),
-				key: "maxParameterBytes", limit: r.lim.MaxParameterBytes}
+				key: "maxParameterBytes", limit: f.lim.MaxParameterBytes}
 		}
 	}
 	return nil
@@ -136,15 +136,15 @@ func (r *run) checkInputs(node string, in *v1alpha1.Inputs) error {
 
 // revisitExisting is the fast path for a leaf node that is still running:
 // nothing is substituted again; only a Pending node's timeout is checked.
-func (r *run) revisitExisting(n v1alpha1.NodeStatus, h holder, tc tmplCtx) (v1alpha1.NodeStatus, error) {
-	r.sawActive = true
-	r.sawRunning = r.sawRunning || podRunning(n)
+func (r *run) revisitExisting(n v1alpha1.NodeStatus, h holder, tc tmplCtx) outcome {
+	r.sawWaiting()
+	r.sawPod(n)
 	if n.Phase != v1alpha1.NodePending {
-		return n, nil
+		return outcome{node: n}
 	}
 	tmpl, _, err := r.resolve(h, tc)
 	if err != nil || (tmpl.Timeout == "" && tmpl.PendingTimeout == "") {
-		return n, nil
+		return outcome{node: n}
 	}
 	v := r.newVars(nil)
 	in := n.Inputs
@@ -169,29 +169,29 @@ type invocation struct {
 
 // dispatch runs an invocation by template type. A user error marks the node
 // Error (creating it as a placeholder if needed) and is returned.
-func (r *run) dispatch(in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *run) dispatch(in invocation, opts execOpts) (outcome, error) {
 	var (
-		node v1alpha1.NodeStatus
-		err  error
+		o   outcome
+		err error
 	)
 	switch in.tmpl.Type() {
 	case v1alpha1.TemplateTypeSteps:
-		node, err = r.executeSteps(in, opts)
+		o, err = r.executeSteps(in, opts)
 	case v1alpha1.TemplateTypeDAG:
-		node, err = r.executeDAG(in, opts)
+		o, err = r.executeDAG(in, opts)
 	case v1alpha1.TemplateTypeSuspend:
-		node, err = r.executeSuspend(in, opts)
+		o, err = r.executeSuspend(in, opts)
 	default:
-		node, err = r.executeLeaf(in, opts)
+		o, err = r.executeLeaf(in, opts)
 	}
-	if err != nil && !isSignal(err) && !errors.Is(err, errTimeout) {
+	if err != nil {
 		var existing *v1alpha1.NodeStatus
 		if n, ok := r.byName(in.name); ok {
 			existing = &n
 		}
-		node = r.errorNode(existing, in.name, in.h, tmplCtx{scope: in.scope}, opts, err)
+		o = outcome{node: r.errorNode(existing, in.name, in.h, tmplCtx{scope: in.scope}, opts, err)}
 	}
-	return node, err
+	return o, err
 }
 
 // errorNode marks an existing node Error, or creates an Error placeholder
@@ -204,17 +204,14 @@ func (r *run) errorNode(existing *v1alpha1.NodeStatus, name string, h holder, tc
 	if flag == nil {
 		flag = &v1alpha1.NodeFlag{}
 	}
-	n, nerr := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeSkipped, h: h, scope: tc.scope,
+	n, _ := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeSkipped, h: h, scope: tc.scope,
 		boundaryID: opts.boundaryID, phase: v1alpha1.NodeError, flag: flag, message: err.Error()})
-	if nerr != nil {
-		return v1alpha1.NodeStatus{}
-	}
 	return n
 }
 
 // nodeInputs returns the node's bound inputs: those recorded on the node when
 // it exists, else the template's inputs bound from args (rule 6.5).
-func (r *run) nodeInputs(existing *v1alpha1.NodeStatus, t *v1alpha1.Template, args *v1alpha1.Arguments, v *vars) (*v1alpha1.Inputs, error) {
+func nodeInputs(existing *v1alpha1.NodeStatus, t *v1alpha1.Template, args *v1alpha1.Arguments, v *vars) (*v1alpha1.Inputs, error) {
 	if existing != nil {
 		if existing.Inputs != nil {
 			return existing.Inputs, nil

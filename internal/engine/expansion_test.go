@@ -106,6 +106,7 @@ func hugeLoop(tb testing.TB, n, done, p int) *driver {
 	tb.Helper()
 	d := load(tb, loopYAML("steps", fmt.Sprintf("withSequence: {count: '%d'}", n), 0))
 	d.limits.MaxNodesPerPass = done
+	d.limits.MaxNodes = 2 * n // the loop's n nodes pass the default bound
 	res, err := checkedReconcile(tb, Snapshot{Workflow: d.wf, Limits: d.limits, Prepared: d.prepared}, d.now)
 	if err != nil {
 		tb.Fatal(err)
@@ -117,7 +118,7 @@ func hugeLoop(tb testing.TB, n, done, p int) *driver {
 	d.wf.Status = res.Status
 	par := intstr.FromInt(p)
 	d.wf.Spec.Templates[0].Parallelism = &par
-	d.prepared, d.limits = NewPrepared(), Limits{}
+	d.prepared, d.limits = NewPrepared(), Limits{MaxNodes: 2 * n}
 	d.pending = results
 	return d
 }

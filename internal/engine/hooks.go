@@ -48,29 +48,31 @@ func (c *hookCall) exitHook(spec *v1alpha1.WorkflowSpec) *v1alpha1.LifecycleHook
 // hooksAndExit runs a child's lifecycle hooks and, once the child completed,
 // its exit handler. done is true when the child, its hooks and its exit
 // handler are all fulfilled: only then may its group or dependents move on.
-func (r *run) hooksAndExit(child v1alpha1.NodeStatus, c *hookCall, sv *vars, tc tmplCtx, opts execOpts) (bool, error) {
+// timedOut is true when a hook's leaf passed its template timeout (the
+// caller fails with it); it is false when err is set.
+func (r *run) hooksAndExit(child v1alpha1.NodeStatus, c *hookCall, sv *vars, tc tmplCtx, opts execOpts) (done, timedOut bool, err error) {
 	if c == nil {
-		return fulfilled(child), nil
+		return fulfilled(child), false, nil
 	}
 	hv := r.newVars(sv)
 	hv.set(c.kind+"."+statusName(child, c)+".status", string(child.Phase))
 	if hasLifecycleHooks(c.hooks) {
-		done, err := r.lifecycleHooks(child, c, hv, tc, opts)
-		if err != nil || !done {
-			return false, err
+		done, timedOut, err := r.lifecycleHooks(child, c, hv, tc, opts)
+		if err != nil || timedOut || !done {
+			return false, timedOut, err
 		}
 	}
 	if !fulfilled(child) {
-		return false, nil
+		return false, false, nil
 	}
 	if !child.Phase.Completed() {
-		return true, nil
+		return true, false, nil
 	}
-	has, exitNode, err := r.runExitHook(child, c, hv, tc, opts)
-	if err != nil {
-		return false, err
+	has, exit, err := r.runExitHook(child, c, hv, tc, opts)
+	if err != nil || exit.timeout {
+		return false, exit.timeout, err
 	}
-	return !has || (exitNode.ID != "" && fulfilled(exitNode)), nil
+	return !has || (exit.node.ID != "" && fulfilled(exit.node)), false, nil
 }
 
 // statusName is the name under which a hook sees its node's status: the
@@ -92,21 +94,22 @@ func hasLifecycleHooks(h v1alpha1.LifecycleHooks) bool {
 }
 
 // runExitHook runs <node>.onExit for a completed step or task (rule 9.2).
-// has is false when there is no exit handler to wait for.
-func (r *run) runExitHook(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (bool, v1alpha1.NodeStatus, error) {
+// has is false when there is no exit handler to wait for. A hold is no
+// failure: the exit handler is not done yet.
+func (r *run) runExitHook(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (bool, outcome, error) {
 	hook := c.exitHook(r.spec)
 	if hook == nil || r.shutdown == v1alpha1.ShutdownTerminate {
-		return false, v1alpha1.NodeStatus{}, nil
+		return false, outcome{}, nil
 	}
 	name := parent.Name + ".onExit"
 	if hook.Expression != "" {
 		if _, exists := r.byName(name); !exists {
 			ok, err := r.lim.Expression.EvalBool(hook.Expression, hv.env())
 			if err != nil {
-				return true, v1alpha1.NodeStatus{}, r.errorHookNode(name, hook, parent, tc, opts, err)
+				return true, outcome{}, r.errorHookNode(name, hook, parent, tc, opts, err)
 			}
 			if !ok {
-				return false, v1alpha1.NodeStatus{}, nil
+				return false, outcome{}, nil
 			}
 		}
 	}
@@ -114,16 +117,13 @@ func (r *run) runExitHook(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc 
 	if !argumentsEmpty(args) {
 		resolved, err := r.resolveHookArgs(args, parent, c, hv)
 		if err != nil {
-			return true, v1alpha1.NodeStatus{}, r.errorHookNode(name, hook, parent, tc, opts, err)
+			return true, outcome{}, r.errorHookNode(name, hook, parent, tc, opts, err)
 		}
 		args = resolved
 	}
-	node, err := r.executeTemplate(name, hookHolder(hook), tc, &args, hookOpts(opts, true))
+	o, err := r.executeTemplate(name, hookHolder(hook), tc, &args, hookOpts(opts, true))
 	r.linkHook(parent, name)
-	if isSignal(err) {
-		err = nil
-	}
-	return true, node, err
+	return true, o, err
 }
 
 func hookOpts(opts execOpts, onExit bool) execOpts {
@@ -184,19 +184,19 @@ func (r *run) resolveHookArgs(args v1alpha1.Arguments, parent v1alpha1.NodeStatu
 
 // lifecycleHooks runs a node's expression hooks (rule 9.3): each fires once,
 // the first time its expression is true, as <node>.hooks.<name>. done is
-// true when every hook that fired has finished.
-func (r *run) lifecycleHooks(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (bool, error) {
-	done := true
+// true when every hook that fired has finished; timedOut as hooksAndExit.
+func (r *run) lifecycleHooks(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (done, timedOut bool, err error) {
+	done = true
 	for _, hn := range sortedKeys(hookNames(c.hooks)) {
 		hook := c.hooks[v1alpha1.LifecycleEvent(hn)]
 		name := parent.Name + ".hooks." + hn
 		if hook.Expression == "" {
-			return false, r.errorHookNode(name, &hook, parent, tc, opts, fmt.Errorf("Expression required for hook %s", name))
+			return false, false, r.errorHookNode(name, &hook, parent, tc, opts, fmt.Errorf("Expression required for hook %s", name))
 		}
 		if _, exists := r.byName(name); !exists {
 			ok, err := r.lim.Expression.EvalBool(hook.Expression, hv.env())
 			if err != nil {
-				return false, r.errorHookNode(name, &hook, parent, tc, opts, err)
+				return false, false, r.errorHookNode(name, &hook, parent, tc, opts, err)
 			}
 			if !ok {
 				continue
@@ -206,20 +206,20 @@ func (r *run) lifecycleHooks(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, 
 		if !argumentsEmpty(args) && parent.Outputs != nil {
 			resolved, err := r.resolveHookArgs(args, parent, c, hv)
 			if err != nil {
-				return false, r.errorHookNode(name, &hook, parent, tc, opts, err)
+				return false, false, r.errorHookNode(name, &hook, parent, tc, opts, err)
 			}
 			args = resolved
 		}
-		node, err := r.executeTemplate(name, hookHolder(&hook), tc, &args, hookOpts(opts, false))
+		o, err := r.executeTemplate(name, hookHolder(&hook), tc, &args, hookOpts(opts, false))
 		r.linkHook(parent, name)
-		if err != nil && !isSignal(err) {
-			return false, err
+		if err != nil || o.timeout {
+			return false, o.timeout, err
 		}
-		if node.ID == "" || !fulfilled(node) {
+		if o.node.ID == "" || !fulfilled(o.node) {
 			done = false
 		}
 	}
-	return done, nil
+	return done, false, nil
 }
 
 func hookNames(h v1alpha1.LifecycleHooks) map[string]struct{} {
@@ -263,10 +263,10 @@ func (r *run) workflowHooks() bool {
 			}
 		}
 		args := hook.Arguments
-		node, _ := r.executeTemplate(name, hookHolder(&hook), r.rootContext(), &args,
+		o, _ := r.executeTemplate(name, hookHolder(&hook), r.rootContext(), &args,
 			execOpts{flag: &v1alpha1.NodeFlag{Hooked: true}})
 		r.linkHook(root, name)
-		if node.ID == "" || !fulfilled(node) {
+		if node := o.node; node.ID == "" || !fulfilled(node) {
 			done = false
 		}
 	}

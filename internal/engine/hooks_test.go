@@ -183,9 +183,9 @@ func TestWorkflowExitHandlerPhase(t *testing.T) {
 	})
 	t.Run("exit errors a succeeded workflow", func(t *testing.T) {
 		d := load(t, exitYAML(okEntry, "    container: {image: busybox, command: [run]}"))
-		d.respond = func(_ *driver, l Launch) *outcome {
+		d.respond = func(_ *driver, l Launch) *stepEnd {
 			if l.Template.Name == "exit" {
-				return &outcome{phase: v1alpha1.NodeError, message: "wait: Completed (exit code 1)"}
+				return &stepEnd{phase: v1alpha1.NodeError, message: "wait: Completed (exit code 1)"}
 			}
 			return nil
 		}

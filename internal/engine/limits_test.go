@@ -137,7 +137,7 @@ spec:
 	t.Run("output", func(t *testing.T) {
 		d := load(t, fmt.Sprintf(wf, "g", "ok"))
 		d.limits.MaxParameterBytes = 32
-		d.respond = func(*driver, Launch) *outcome { return &outcome{params: map[string]string{"o": long}} }
+		d.respond = func(*driver, Launch) *stepEnd { return &stepEnd{params: map[string]string{"o": long}} }
 		d.run()
 		msg := `node "pl[0].a": output parameter "o" has 40 bytes, more than the limit (limits.maxParameterBytes = 32)`
 		d.expect(v1alpha1.WorkflowFailed, "child '"+v1alpha1.NodeID("pl", "pl[0].a")+"' failed", map[string]string{"pl[0].a": "Pod Error " + msg})

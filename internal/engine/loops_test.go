@@ -389,7 +389,7 @@ spec:
 `
 
 // parameterAggregationRuntime computes what the example's shell would.
-func parameterAggregationRuntime(_ *driver, l Launch) *outcome {
+func parameterAggregationRuntime(_ *driver, l Launch) *stepEnd {
 	switch l.Template.Name {
 	case "odd-or-even":
 		n, _ := strconv.Atoi(arg(l, "num"))
@@ -397,10 +397,10 @@ func parameterAggregationRuntime(_ *driver, l Launch) *outcome {
 		if n%2 == 0 {
 			ev = "even"
 		}
-		return &outcome{params: map[string]string{"num": arg(l, "num"), "evenness": ev}}
+		return &stepEnd{params: map[string]string{"num": arg(l, "num"), "evenness": ev}}
 	case "divide-by-2":
 		n, _ := strconv.Atoi(arg(l, "num"))
-		return &outcome{result: str(strconv.Itoa(n / 2))}
+		return &stepEnd{result: str(strconv.Itoa(n / 2))}
 	}
 	return nil
 }
@@ -467,45 +467,45 @@ func TestAggregation(t *testing.T) {
 	value := func(l Launch) string { return strings.TrimPrefix(argsOf(l), "run ") }
 	tests := []struct {
 		name, producer, arg string
-		out                 func(l Launch) *outcome
+		out                 func(l Launch) *stepEnd
 		want                string
 	}{
 		{"parameters", paramProducer, "{{steps.gen.outputs.parameters}}",
-			func(l Launch) *outcome { return &outcome{params: map[string]string{"o": value(l)}} }, `[{"o":"a"},{"o":"b"},{"o":"c"}]`},
+			func(l Launch) *stepEnd { return &stepEnd{params: map[string]string{"o": value(l)}} }, `[{"o":"a"},{"o":"b"},{"o":"c"}]`},
 		{"parameter list of strings", paramProducer, "{{steps.gen.outputs.parameters.o}}",
-			func(l Launch) *outcome { return &outcome{params: map[string]string{"o": value(l)}} }, `["a","b","c"]`},
+			func(l Launch) *stepEnd { return &stepEnd{params: map[string]string{"o": value(l)}} }, `["a","b","c"]`},
 		{"numbers stay strings", paramProducer, "{{steps.gen.outputs.parameters.o}}",
-			func(l Launch) *outcome {
-				return &outcome{params: map[string]string{"o": map[string]string{"a": "1", "b": "2", "c": "3"}[value(l)]}}
+			func(l Launch) *stepEnd {
+				return &stepEnd{params: map[string]string{"o": map[string]string{"a": "1", "b": "2", "c": "3"}[value(l)]}}
 			}, `["1","2","3"]`},
 		{"objects decode", paramProducer, "{{steps.gen.outputs.parameters.o}}",
-			func(l Launch) *outcome { return &outcome{params: map[string]string{"o": `{"k":"` + value(l) + `"}`}} },
+			func(l Launch) *stepEnd { return &stepEnd{params: map[string]string{"o": `{"k":"` + value(l) + `"}`}} },
 			`[{"k":"a"},{"k":"b"},{"k":"c"}]`},
 		{"mixed stay strings", paramProducer, "{{steps.gen.outputs.parameters.o}}",
-			func(l Launch) *outcome {
+			func(l Launch) *stepEnd {
 				v := value(l)
 				if v == "b" {
 					v = `{"k":"b"}`
 				}
-				return &outcome{params: map[string]string{"o": v}}
+				return &stepEnd{params: map[string]string{"o": v}}
 			}, `["a","{\"k\":\"b\"}","c"]`},
 		{"results decode", resultProducer, "{{steps.gen.outputs.result}}",
-			func(l Launch) *outcome {
+			func(l Launch) *stepEnd {
 				r := map[string]string{"a": `"a"`, "b": `{"k":"b"}`, "c": `"c"`}[strings.TrimPrefix(l.Template.Script.Source, "echo ")]
-				return &outcome{result: &r}
+				return &stepEnd{result: &r}
 			}, `["a",{"k":"b"},"c"]`},
 		{"only succeeded, by index", paramProducer, "{{steps.gen.outputs.parameters.o}}",
-			func(l Launch) *outcome {
+			func(l Launch) *stepEnd {
 				if value(l) == "b" {
-					return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1, params: map[string]string{"o": "b"}}
+					return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1, params: map[string]string{"o": "b"}}
 				}
-				return &outcome{params: map[string]string{"o": value(l)}, duration: map[string]time.Duration{"a": 3, "c": 1}[value(l)] * time.Second}
+				return &stepEnd{params: map[string]string{"o": value(l)}, duration: map[string]time.Duration{"a": 3, "c": 1}[value(l)] * time.Second}
 			}, `["a","c"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := load(t, aggYAML(tt.producer, tt.arg))
-			d.respond = func(_ *driver, l Launch) *outcome {
+			d.respond = func(_ *driver, l Launch) *stepEnd {
 				if l.Template.Name == "gen" {
 					return tt.out(l)
 				}
@@ -520,9 +520,9 @@ func TestAggregation(t *testing.T) {
 // Trap 6: loop results that are not JSON error the Steps template.
 func TestAggregationResultNotJSON(t *testing.T) {
 	d := load(t, aggYAML(`    script: {image: busybox, command: [sh], source: "echo {{inputs.parameters.v}}"}`, "{{steps.gen.outputs.result}}"))
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name == "gen" {
-			return &outcome{result: str("hello")}
+			return &stepEnd{result: str("hello")}
 		}
 		return nil
 	}
@@ -589,9 +589,9 @@ spec:
 // is the expanded name inside an iteration.
 func TestDAGLoopVariables(t *testing.T) {
 	d := load(t, dagLoopYAML)
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name == "gen" {
-			return &outcome{params: map[string]string{"o": strings.TrimPrefix(argsOf(l), "run ")}}
+			return &stepEnd{params: map[string]string{"o": strings.TrimPrefix(argsOf(l), "run ")}}
 		}
 		return nil
 	}
@@ -639,7 +639,7 @@ spec:
           result = random.randint(0,5)
           print(result)
 `)
-	d.respond = fixed(map[string]*outcome{"hello": {result: str("2")}})
+	d.respond = fixed(map[string]*stepEnd{"hello": {result: str("2")}})
 	d.run()
 	p := "withsequence-nested-result"
 	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{

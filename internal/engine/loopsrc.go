@@ -46,8 +46,8 @@ const maxSequenceItem = 256
 // building its items (rules 5.1, 5.3). node names the step or task for
 // messages. when is the loop's resolved condition: a withParam that is not a
 // list, or a bad withSequence, is an error unless the loop does not run.
-func (r *run) newLoopSource(node string, withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence, when string) (loopSource, error) {
-	max := r.lim.MaxLoopItems
+func (f *facts) newLoopSource(node string, withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence, when string) (loopSource, error) {
+	max := f.lim.MaxLoopItems
 	tooLong := func(kind string, n int) error {
 		return &limitError{node: node, what: fmt.Sprintf("%s has %d items", kind, n), key: "maxLoopItems", limit: max}
 	}
@@ -58,9 +58,9 @@ func (r *run) newLoopSource(node string, withItems []v1alpha1.Item, withParam st
 		}
 		return loopSource{items: withItems, n: len(withItems)}, nil
 	case withParam != "":
-		if len(withParam) > r.lim.MaxParameterBytes {
+		if len(withParam) > f.lim.MaxParameterBytes {
 			return loopSource{}, &limitError{node: node, what: fmt.Sprintf("withParam value has %d bytes", len(withParam)),
-				key: "maxParameterBytes", limit: r.lim.MaxParameterBytes}
+				key: "maxParameterBytes", limit: f.lim.MaxParameterBytes}
 		}
 		items, err := parseItems(withParam, max)
 		var limit *limitError
@@ -69,7 +69,7 @@ func (r *run) newLoopSource(node string, withItems []v1alpha1.Item, withParam st
 			return loopSource{}, err
 		}
 		if err != nil {
-			if run, werr := r.lim.Expression.EvalWhen(when); werr != nil || run {
+			if run, werr := f.lim.Expression.EvalWhen(when); werr != nil || run {
 				return loopSource{}, fmt.Errorf("withParam value could not be parsed as a JSON list: %s: %v", strings.TrimSpace(withParam), err)
 			}
 			return loopSource{}, nil
@@ -83,7 +83,7 @@ func (r *run) newLoopSource(node string, withItems []v1alpha1.Item, withParam st
 			return loopSource{}, err
 		}
 		if err != nil {
-			if run, werr := r.lim.Expression.EvalWhen(when); werr != nil || run {
+			if run, werr := f.lim.Expression.EvalWhen(when); werr != nil || run {
 				return loopSource{}, err
 			}
 			return loopSource{}, nil
@@ -250,7 +250,7 @@ type loopEntry struct {
 func (e *loopEntry) len() int { return e.src.n }
 
 // at computes the names and IDs of the iterations up to k, in order.
-func (e *loopEntry) at(r *run, k int) error {
+func (e *loopEntry) at(f *facts, k int) error {
 	for len(e.ids) <= k {
 		if e.err != nil {
 			return e.err
@@ -263,7 +263,7 @@ func (e *loopEntry) at(r *run, k int) error {
 		}
 		short := iterationName(e.name, i, item)
 		full := e.parent + "." + short
-		e.short, e.full, e.ids = append(e.short, short), append(e.full, full), append(e.ids, r.id(full))
+		e.short, e.full, e.ids = append(e.short, short), append(e.full, full), append(e.ids, f.id(full))
 	}
 	return nil
 }
@@ -271,19 +271,19 @@ func (e *loopEntry) at(r *run, k int) error {
 // expandLoop returns the expansion of a loop of the node parent (a step
 // group or a TaskGroup's DAG): from the cache when the loop's source has not
 // changed, else checked against the limits and prepared anew.
-func (r *run) expandLoop(parentName, name string, withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence, when string) (*loopEntry, error) {
+func (f *facts) expandLoop(parentName, name string, withItems []v1alpha1.Item, withParam string, seq *v1alpha1.Sequence, when string) (*loopEntry, error) {
 	ck := parentName + "\x00" + name
-	if e, ok := r.loops[ck]; ok && e.src.same(withItems, withParam, seq) {
+	if e, ok := f.loops[ck]; ok && e.src.same(withItems, withParam, seq) {
 		return e, nil
 	}
-	src, err := r.newLoopSource(parentName+"."+name, withItems, withParam, seq, when)
+	src, err := f.newLoopSource(parentName+"."+name, withItems, withParam, seq, when)
 	if err != nil {
 		return nil, err
 	}
 	e := &loopEntry{src: src, parent: parentName, name: name}
-	if r.loops == nil {
-		r.loops = map[string]*loopEntry{}
+	if f.loops == nil {
+		f.loops = map[string]*loopEntry{}
 	}
-	r.loops[ck] = e
+	f.loops[ck] = e
 	return e, nil
 }

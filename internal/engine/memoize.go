@@ -55,10 +55,13 @@ const maxMemoKey = 253
 
 // memoLookup is the outcome of a look-up: the Succeeded node of a hit, or
 // the status to record on the node of a miss. Both are empty for a template
-// without memoize or a node that already exists.
+// without memoize or a node that already exists, and when the look-up is
+// held: the entry is not loaded yet, or the hit's node would pass the node
+// limit.
 type memoLookup struct {
 	hit  v1alpha1.NodeStatus
 	miss *v1alpha1.MemoizationStatus
+	hold hold
 }
 
 // memoize looks a memoized invocation up when its node is about to be
@@ -72,7 +75,7 @@ func (r *run) memoize(in invocation, existing *v1alpha1.NodeStatus, opts execOpt
 	if m == nil || (existing != nil && (existing.MemoizationStatus != nil || fulfilled(*existing))) {
 		return memoLookup{}, nil
 	}
-	p, err := r.memoParams(m, in.v)
+	p, err := memoParams(m, in.v)
 	if err != nil {
 		return memoLookup{}, err
 	}
@@ -80,19 +83,18 @@ func (r *run) memoize(in invocation, existing *v1alpha1.NodeStatus, opts execOpt
 	if existing != nil {
 		return memoLookup{miss: status}, nil
 	}
-	entry, ok, err := r.loadMemo(p.cache, p.key)
-	if err != nil {
-		return memoLookup{}, err
+	l, loaded := r.loadMemo(p.cache, p.key)
+	if !loaded {
+		return memoLookup{hold: holdNotLoaded}, nil
 	}
-	if !ok || (p.limited && r.now.Sub(entry.CreatedAt) > p.maxAge) {
+	if l.Err != "" {
+		return memoLookup{}, fmt.Errorf("memoization cache %s: load key %s: %s", p.cache, p.key, l.Err)
+	}
+	if !l.Found || (p.limited && r.now.Sub(l.Entry.CreatedAt) > p.maxAge) {
 		return memoLookup{miss: status}, nil
 	}
 	status.Hit = true
-	n, err := r.memoHitNode(in, opts, entry, status)
-	if err != nil {
-		return memoLookup{}, err
-	}
-	return memoLookup{hit: n}, nil
+	return r.memoHitNode(in, opts, l.Entry, status)
 }
 
 // memoSpec is a template's memoize with its tags substituted.
@@ -105,7 +107,7 @@ type memoSpec struct {
 // memoParams substitutes the key and the cache name with the template's
 // variables (its inputs above all) and checks them. maxAge is a Go
 // duration, parsed as Argo parses it (no "d" unit); empty means no limit.
-func (r *run) memoParams(m *v1alpha1.Memoize, v *vars) (memoSpec, error) {
+func memoParams(m *v1alpha1.Memoize, v *vars) (memoSpec, error) {
 	key, err := v.replace(m.Key, expr.Strict)
 	if err != nil {
 		return memoSpec{}, fmt.Errorf("memoization key: %w", err)
@@ -132,11 +134,11 @@ func (r *run) memoParams(m *v1alpha1.Memoize, v *vars) (memoSpec, error) {
 }
 
 // loadMemo looks an entry up in the snapshot. Without a cache every
-// look-up misses; a key the snapshot lacks is asked for, and errNotLoaded holds
-// the node back until the next pass brings it.
-func (r *run) loadMemo(cacheName, key string) (MemoEntry, bool, error) {
+// look-up misses. A key the snapshot lacks is asked for, and loaded is false:
+// the node is held back until the next pass brings it.
+func (r *run) loadMemo(cacheName, key string) (MemoLookup, bool) {
 	if r.noMemos {
-		return MemoEntry{}, false, nil
+		return MemoLookup{}, true
 	}
 	k := MemoKey{Cache: cacheName, Key: key}
 	l, ok := r.memos[k]
@@ -146,33 +148,30 @@ func (r *run) loadMemo(cacheName, key string) (MemoEntry, bool, error) {
 				n.Memos = append(n.Memos, k)
 			}
 		})
-		return MemoEntry{}, false, errNotLoaded
+		return MemoLookup{}, false
 	}
-	if l.Err != "" {
-		return MemoEntry{}, false, fmt.Errorf("memoization cache %s: load key %s: %s", cacheName, key, l.Err)
-	}
-	return l.Entry, l.Found, nil
+	return l, true
 }
 
 // memoHitNode creates the node of a cache hit: Succeeded at once, of the
 // template's node type, with the cached outputs (ctl/operator.go
 // initializeCacheHitNode). Its global outputs are exported as a finished
 // node's would be, and the hit is planned for the caller to record.
-func (r *run) memoHitNode(in invocation, opts execOpts, e MemoEntry, status *v1alpha1.MemoizationStatus) (v1alpha1.NodeStatus, error) {
-	n, err := r.newNode(nodeInit{name: in.name, typ: templateNodeType(in.tmpl), h: in.h, scope: in.scope,
+func (r *run) memoHitNode(in invocation, opts execOpts, e MemoEntry, status *v1alpha1.MemoizationStatus) (memoLookup, error) {
+	n, ok := r.newNode(nodeInit{name: in.name, typ: templateNodeType(in.tmpl), h: in.h, scope: in.scope,
 		boundaryID: opts.boundaryID, phase: v1alpha1.NodeSucceeded, flag: opts.flag, inputs: in.inputs})
-	if err != nil {
-		return v1alpha1.NodeStatus{}, err
+	if !ok {
+		return memoLookup{hold: holdNodeLimit}, nil
 	}
 	n.Outputs = e.Outputs.DeepCopy()
 	n.MemoizationStatus = status
 	r.put(n)
 	r.exportOutputs(n.Outputs)
-	r.plan.Memoize = append(r.plan.Memoize, MemoSave{Hit: true, NodeID: n.ID, Cache: status.CacheName, Key: status.Key})
+	r.addMemoSave(MemoSave{Hit: true, NodeID: n.ID, Cache: status.CacheName, Key: status.Key})
 	if err := r.applyDisplayName(&n, in.tmpl, in.v); err != nil {
-		return v1alpha1.NodeStatus{}, err
+		return memoLookup{}, err
 	}
-	return r.nodes[n.ID], nil
+	return memoLookup{hit: r.nodes[n.ID]}, nil
 }
 
 // templateNodeType is the type of the node a template creates when no
@@ -212,7 +211,7 @@ func (r *run) planMemoSaves() {
 		if !ok || n.MemoizationStatus == nil || n.MemoizationStatus.Hit || !r.succeededNow(n) {
 			continue
 		}
-		r.plan.Memoize = append(r.plan.Memoize, MemoSave{NodeID: n.ID, Cache: n.MemoizationStatus.CacheName,
+		r.addMemoSave(MemoSave{NodeID: n.ID, Cache: n.MemoizationStatus.CacheName,
 			Key: n.MemoizationStatus.Key, Outputs: n.Outputs.DeepCopy()})
 	}
 }
@@ -224,13 +223,13 @@ func (r *run) planMemoSaves() {
 // workflow completes, a node carried over by a memoized resubmit) is not
 // saved again: its entry would look newer than its outputs are. Two passes
 // at the same instant may plan the same save twice, which changes nothing.
-func (r *run) succeededNow(n v1alpha1.NodeStatus) bool {
+func (f *facts) succeededNow(n v1alpha1.NodeStatus) bool {
 	if n.Phase != v1alpha1.NodeSucceeded {
 		return false
 	}
 	if isLeafType(n.Type) {
-		res, ok := r.results[n.ID]
+		res, ok := f.results[n.ID]
 		return ok && res.Phase == v1alpha1.NodeSucceeded
 	}
-	return n.FinishedAt.Time.Equal(r.now)
+	return n.FinishedAt.Time.Equal(f.now)
 }

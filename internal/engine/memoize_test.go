@@ -168,7 +168,7 @@ spec:
 `
 
 func TestMemoizeLeaf(t *testing.T) {
-	genFresh := fixed(map[string]*outcome{"gen": {params: map[string]string{"hello": "fresh"}}})
+	genFresh := fixed(map[string]*stepEnd{"gen": {params: map[string]string{"hello": "fresh"}}})
 	tests := []struct {
 		name    string
 		yaml    string
@@ -249,7 +249,7 @@ func TestMemoizeLeaf(t *testing.T) {
 func TestMemoizeSecondRunHits(t *testing.T) {
 	c := newFakeCache()
 	d1 := load(t, memoStepsYAML)
-	d1.respond = fixed(map[string]*outcome{"gen": {params: map[string]string{"hello": "first"}}})
+	d1.respond = fixed(map[string]*stepEnd{"gen": {params: map[string]string{"hello": "first"}}})
 	c.drive(d1)
 	d2 := load(t, memoStepsYAML)
 	d2.now = d1.now.Add(2 * time.Second)
@@ -341,7 +341,7 @@ spec:
 func TestMemoizeStepsTemplate(t *testing.T) {
 	c := newFakeCache()
 	d1 := load(t, memoInnerStepsYAML)
-	d1.respond = fixed(map[string]*outcome{"work": {params: map[string]string{"p": "v1"}}})
+	d1.respond = fixed(map[string]*stepEnd{"work": {params: map[string]string{"p": "v1"}}})
 	c.drive(d1)
 	d1.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{"ms[0].inner": "Steps Succeeded", "ms[0].inner[0].work": "Pod Succeeded"})
 	eq(t, "miss status", d1.node("ms[0].inner").MemoizationStatus, &v1alpha1.MemoizationStatus{Key: "inner-world", CacheName: "c"})
@@ -411,7 +411,7 @@ func TestMemoizeRetry(t *testing.T) {
 	y := strings.Replace(memoStepsYAML, "    memoize:\n", "    retryStrategy: {limit: 2}\n    memoize:\n", 1)
 	c := newFakeCache()
 	d := load(t, y)
-	d.respond = fixed(map[string]*outcome{"gen": {params: map[string]string{"hello": "retried"}}})
+	d.respond = fixed(map[string]*stepEnd{"gen": {params: map[string]string{"hello": "retried"}}})
 	c.drive(d)
 	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{"mz[0].gen": "Retry Succeeded", "mz[0].gen(0)": "Pod Succeeded"})
 	gen := d.node("mz[0].gen")
@@ -427,7 +427,7 @@ func TestMemoizeRetry(t *testing.T) {
 func TestMemoizeFailureSavesNothing(t *testing.T) {
 	c := newFakeCache()
 	d := load(t, memoStepsYAML)
-	d.respond = fixed(map[string]*outcome{"gen": {phase: v1alpha1.NodeFailed, exitCode: 1}})
+	d.respond = fixed(map[string]*stepEnd{"gen": {phase: v1alpha1.NodeFailed, exitCode: 1}})
 	c.drive(d)
 	d.expect(v1alpha1.WorkflowFailed, "child '"+v1alpha1.NodeID("mz", "mz[0].gen")+"' failed", map[string]string{"mz[0].gen": "Pod Failed"})
 	eq(t, "saves", c.saves, []string(nil))
@@ -482,7 +482,7 @@ func TestMemoizeErrors(t *testing.T) {
 // lockGate is a real lock manager whose mutex "m" another workflow holds
 // for a number of passes, then gives back.
 type lockGate struct {
-	m      *synclock.Manager
+	m      *synclock.Locks
 	needs  []*v1alpha1.Synchronization
 	refuse int // passes left before the other holder releases
 	asked  int // decisions about the workflow's own locks
@@ -531,7 +531,7 @@ func TestMemoizeBeforeLocks(t *testing.T) {
 	gate := newLockGate(2)
 	c.locks = gate
 	d := load(t, y)
-	d.respond = fixed(map[string]*outcome{"gen": {params: map[string]string{"hello": "locked"}}})
+	d.respond = fixed(map[string]*stepEnd{"gen": {params: map[string]string{"hello": "locked"}}})
 	c.drive(d)
 	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{"mz[0].gen": "Pod Succeeded"})
 	eq(t, "lock refusals left", gate.refuse, 0)

@@ -26,7 +26,7 @@ func (r *run) applyWorkflowMetadata() error {
 	for _, k := range slices.Sorted(maps.Keys(md.Annotations)) {
 		setMeta(&m.Annotations, k, md.Annotations[k])
 	}
-	r.meta = m
+	r.setMetadata(m) // the labelsFrom expressions see it (globalMap)
 	r.globals = nil
 	for _, k := range slices.Sorted(maps.Keys(md.LabelsFrom)) {
 		text := md.LabelsFrom[k].Expression
@@ -42,7 +42,7 @@ func (r *run) applyWorkflowMetadata() error {
 	}
 	r.globals = nil
 	if maps.Equal(m.Labels, r.wf.Labels) && maps.Equal(m.Annotations, r.wf.Annotations) {
-		r.meta = nil
+		r.setMetadata(nil)
 	}
 	return nil
 }

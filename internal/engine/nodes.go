@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,26 +13,26 @@ import (
 )
 
 // id returns the ID of the node named name (rule 1.2).
-func (r *run) id(name string) string { return v1alpha1.NodeID(r.wf.Name, name) }
+func (f *facts) id(name string) string { return v1alpha1.NodeID(f.wf.Name, name) }
 
 // byName returns the node named name. It computes the ID into a scratch
 // buffer, so a look-up allocates nothing: a pass makes one per node it walks.
-func (r *run) byName(name string) (v1alpha1.NodeStatus, bool) {
-	if name == r.wf.Name {
-		n, ok := r.nodes[name]
+func (f *facts) byName(name string) (v1alpha1.NodeStatus, bool) {
+	if name == f.wf.Name {
+		n, ok := f.nodes[name]
 		return n, ok
 	}
 	h := uint32(fnvOffset)
 	for i := 0; i < len(name); i++ {
 		h = (h ^ uint32(name[i])) * fnvPrime
 	}
-	return r.byHash(h)
+	return f.byHash(h)
 }
 
 // byParts is byName(a + b + c) without building the name.
-func (r *run) byParts(a, b, c string) (v1alpha1.NodeStatus, bool) {
-	if len(a)+len(b)+len(c) == len(r.wf.Name) && a+b+c == r.wf.Name {
-		n, ok := r.nodes[r.wf.Name]
+func (f *facts) byParts(a, b, c string) (v1alpha1.NodeStatus, bool) {
+	if len(a)+len(b)+len(c) == len(f.wf.Name) && a+b+c == f.wf.Name {
+		n, ok := f.nodes[f.wf.Name]
 		return n, ok
 	}
 	h := uint32(fnvOffset)
@@ -42,7 +41,7 @@ func (r *run) byParts(a, b, c string) (v1alpha1.NodeStatus, bool) {
 			h = (h ^ uint32(s[i])) * fnvPrime
 		}
 	}
-	return r.byHash(h)
+	return f.byHash(h)
 }
 
 // FNV-1a 32-bit, as v1alpha1.NodeID.
@@ -51,30 +50,13 @@ const (
 	fnvPrime  = 16777619
 )
 
-func (r *run) byHash(h uint32) (v1alpha1.NodeStatus, bool) {
-	k := append(r.keyBuf[:0], r.wf.Name...)
+func (f *facts) byHash(h uint32) (v1alpha1.NodeStatus, bool) {
+	k := append(f.keyBuf[:0], f.wf.Name...)
 	k = append(k, '-')
 	k = strconv.AppendUint(k, uint64(h), 10)
-	r.keyBuf = k
-	n, ok := r.nodes[string(k)]
+	f.keyBuf = k
+	n, ok := f.nodes[string(k)]
 	return n, ok
-}
-
-// put stores n and records it as changed. Every write of a node goes through
-// put, so Result.Changed is exact and the parallelism counters stay right.
-func (r *run) put(n v1alpha1.NodeStatus) {
-	_, seen := r.changed[n.ID]
-	if !seen || r.activePods >= 0 || r.bcounts != nil {
-		old, existed := r.nodes[n.ID]
-		if r.activePods >= 0 || r.bcounts != nil {
-			r.count(old, existed, n)
-		}
-		if !seen {
-			r.changed[n.ID] = prevNode{existed: existed, progress: old.Progress, rd: old.ResourcesDuration}
-			r.changedIDs = append(r.changedIDs, n.ID)
-		}
-	}
-	r.nodes[n.ID] = n
 }
 
 // fulfilled reports whether the node needs no more work (rule 2.1): it
@@ -108,15 +90,16 @@ type nodeInit struct {
 	inputs     *v1alpha1.Inputs
 }
 
-// newNode creates and stores a node (ctl/operator.go initializeNode). It
-// refuses with errNodeLimit when Limits.MaxNodes would be passed.
-func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, error) {
+// newNode creates and stores a node (ctl/operator.go initializeNode). When
+// Limits.MaxNodes would be passed it creates nothing and returns false: the
+// workflow ends Error at the end of the pass (stopFor), and the caller's
+// invocation is held (holdNodeLimit).
+func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, bool) {
 	if len(r.nodes) >= r.lim.MaxNodes {
 		r.stopFor(&limitError{node: in.name, what: fmt.Sprintf("the workflow would have %d nodes", len(r.nodes)+1),
 			key: "maxNodes", limit: r.lim.MaxNodes})
-		return v1alpha1.NodeStatus{}, errNodeLimit
+		return v1alpha1.NodeStatus{}, false
 	}
-	r.created++
 	n := v1alpha1.NodeStatus{
 		ID:            r.id(in.name),
 		Name:          in.name,
@@ -140,12 +123,13 @@ func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, error) {
 	if isExecutable(n.Type) {
 		n.Progress = ownProgress(n.Phase)
 	}
-	r.put(n)
-	return n, nil
+	r.create(n)
+	return n, true
 }
 
-// placeholder creates a Skipped-type node that never runs (rule 1.10).
-func (r *run) placeholder(name string, h holder, scope, boundaryID string, phase v1alpha1.NodePhase, msg string) (v1alpha1.NodeStatus, error) {
+// placeholder creates a Skipped-type node that never runs (rule 1.10);
+// false as newNode.
+func (r *run) placeholder(name string, h holder, scope, boundaryID string, phase v1alpha1.NodePhase, msg string) (v1alpha1.NodeStatus, bool) {
 	return r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeSkipped, h: h, scope: scope,
 		boundaryID: boundaryID, phase: phase, flag: &v1alpha1.NodeFlag{}, message: msg})
 }
@@ -154,8 +138,8 @@ var stepsOrDagSeparator = regexp.MustCompile(`^(\[\d+\])?\.`)
 
 // displayName follows rule 1.5: the name without the boundary's name and one
 // leading "[N]." or ".".
-func (r *run) displayName(name, boundaryID string) string {
-	b, ok := r.nodes[boundaryID]
+func (f *facts) displayName(name, boundaryID string) string {
+	b, ok := f.nodes[boundaryID]
 	if boundaryID == "" || !ok {
 		return name
 	}
@@ -163,91 +147,16 @@ func (r *run) displayName(name, boundaryID string) string {
 	return stepsOrDagSeparator.ReplaceAllString(d, "")
 }
 
-// setPhase changes a node's phase, and its message when one is given, and
-// sets finishedAt when the node becomes fulfilled (ctl/operator.go
-// markNodePhase). It returns the stored node.
-func (r *run) setPhase(id string, phase v1alpha1.NodePhase, message ...string) v1alpha1.NodeStatus {
-	n, ok := r.nodes[id]
-	if !ok {
-		return n
-	}
-	changed := false
-	if n.Phase != phase {
-		n.Phase = phase
-		changed = true
-	}
-	if len(message) > 0 && n.Message != message[0] {
-		n.Message = message[0]
-		changed = true
-	}
-	if fulfilled(n) && n.FinishedAt.IsZero() {
-		n.FinishedAt = metav1.NewTime(r.now)
-		changed = true
-	}
-	if changed {
-		r.put(n)
-	}
-	return n
-}
-
-// markError sets a node Error with the error's text.
-func (r *run) markError(id string, err error) v1alpha1.NodeStatus {
-	return r.setPhase(id, v1alpha1.NodeError, err.Error())
-}
-
-// addChild appends childID to the parent's children once (rule 1.7).
-func (r *run) addChild(parentID, childID string) {
-	p, ok := r.nodes[parentID]
-	if !ok {
-		return
-	}
-	if len(p.Children) < childSetMin {
-		if slices.Contains(p.Children, childID) {
-			return
-		}
-	} else {
-		set := r.childSet(p)
-		if _, dup := set[childID]; dup {
-			return
-		}
-		set[childID] = struct{}{}
-	}
-	p.Children = append(p.Children, childID)
-	r.put(p)
-}
-
-// childSetMin is how many children a node has before addChild looks them up
-// in a set: a loop of 100,000 iterations would otherwise cost a scan of
-// its children for every iteration it adds.
-const childSetMin = 64
-
-// childSet returns the set of p's children, built once per pass (only
-// addChild appends to Children).
-func (r *run) childSet(p v1alpha1.NodeStatus) map[string]struct{} {
-	if r.childSets == nil {
-		r.childSets = map[string]map[string]struct{}{}
-	}
-	set, ok := r.childSets[p.ID]
-	if !ok {
-		set = make(map[string]struct{}, len(p.Children)+1)
-		for _, c := range p.Children {
-			set[c] = struct{}{}
-		}
-		r.childSets[p.ID] = set
-	}
-	return set
-}
-
 // outbound returns the outbound nodes of a node (rule 1.8).
-func (r *run) outbound(id string) []string {
-	n, ok := r.nodes[id]
+func (f *facts) outbound(id string) []string {
+	n, ok := f.nodes[id]
 	if !ok {
 		return nil
 	}
 	switch n.Type {
 	case v1alpha1.NodeTypePod:
-		if r.containerSetOf(n) != nil {
-			return r.containerSetOutbound(n)
+		if f.containerSetOf(n) != nil {
+			return f.containerSetOutbound(n)
 		}
 		return []string{n.ID}
 	case v1alpha1.NodeTypeSkipped, v1alpha1.NodeTypeSuspend, v1alpha1.NodeTypeHTTP,
@@ -259,7 +168,7 @@ func (r *run) outbound(id string) []string {
 		}
 		var out []string
 		for _, c := range n.Children {
-			out = append(out, r.outbound(c)...)
+			out = append(out, f.outbound(c)...)
 		}
 		return out
 	case v1alpha1.NodeTypeRetry:
@@ -273,7 +182,7 @@ func (r *run) outbound(id string) []string {
 	}
 	var out []string
 	for _, o := range n.OutboundNodes {
-		out = append(out, r.outbound(o)...)
+		out = append(out, f.outbound(o)...)
 	}
 	return out
 }
@@ -308,11 +217,11 @@ func sortedIDs(nodes v1alpha1.Nodes) []string {
 // getChildNodeIdsAndLastRetriedNode). The attempts of a Retry node that is
 // itself a hook (an exit handler that retries) carry the hooked flag too:
 // the retried flag tells them from the Retry node's own hooks.
-func (r *run) attempts(retry v1alpha1.NodeStatus) ([]string, *v1alpha1.NodeStatus) {
+func (f *facts) attempts(retry v1alpha1.NodeStatus) ([]string, *v1alpha1.NodeStatus) {
 	var ids []string
 	var last *v1alpha1.NodeStatus
 	for _, c := range retry.Children {
-		n, ok := r.nodes[c]
+		n, ok := f.nodes[c]
 		if !ok || (isHooked(n) && !isRetried(n)) {
 			continue
 		}
@@ -325,11 +234,11 @@ func (r *run) attempts(retry v1alpha1.NodeStatus) ([]string, *v1alpha1.NodeStatu
 
 // lastAttemptOf returns the node whose values stand for n in references:
 // the last attempt of a Retry node, else n itself (rule 6.1).
-func (r *run) lastAttemptOf(n v1alpha1.NodeStatus) v1alpha1.NodeStatus {
+func (f *facts) lastAttemptOf(n v1alpha1.NodeStatus) v1alpha1.NodeStatus {
 	if n.Type != v1alpha1.NodeTypeRetry {
 		return n
 	}
-	if _, last := r.attempts(n); last != nil {
+	if _, last := f.attempts(n); last != nil {
 		return *last
 	}
 	return n
@@ -337,9 +246,9 @@ func (r *run) lastAttemptOf(n v1alpha1.NodeStatus) v1alpha1.NodeStatus {
 
 // hooksFulfilled reports whether every hook and exit node hanging from the
 // node has finished (common.CheckAllHooksFullfilled).
-func (r *run) hooksFulfilled(n v1alpha1.NodeStatus) bool {
+func (f *facts) hooksFulfilled(n v1alpha1.NodeStatus) bool {
 	for _, c := range n.Children {
-		if cn, ok := r.nodes[c]; ok && isHooked(cn) && !isRetried(cn) && !fulfilled(cn) {
+		if cn, ok := f.nodes[c]; ok && isHooked(cn) && !isRetried(cn) && !fulfilled(cn) {
 			return false
 		}
 	}

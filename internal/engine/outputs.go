@@ -11,7 +11,7 @@ import (
 
 // templateOutputs resolves the outputs of a Steps or DAG template from its
 // scope (§12, ctl/operator.go getTemplateOutputsFromScope).
-func (r *run) templateOutputs(t *v1alpha1.Template, v *vars) (*v1alpha1.Outputs, error) {
+func templateOutputs(t *v1alpha1.Template, v *vars) (*v1alpha1.Outputs, error) {
 	if len(t.Outputs.Parameters) == 0 && len(t.Outputs.Artifacts) == 0 {
 		return nil, nil
 	}

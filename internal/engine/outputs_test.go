@@ -47,7 +47,7 @@ spec:
 
 func TestOutputParameterConformance(t *testing.T) {
 	d := load(t, outputParameterYAML)
-	d.respond = fixed(map[string]*outcome{"hello-world-to-file": {params: map[string]string{"hello-param": "hello world"}}})
+	d.respond = fixed(map[string]*stepEnd{"hello-world-to-file": {params: map[string]string{"hello-param": "hello world"}}})
 	d.run()
 	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{"output-parameter[1].consume-parameter": "Pod Succeeded"})
 	eq(t, "message", arg(d.launchOf("output-parameter[1].consume-parameter"), "message"), "hello world")
@@ -107,9 +107,9 @@ spec:
     inputs: {parameters: [{name: v}]}
     container: {image: busybox, command: [echo, "{{inputs.parameters.v}}"]}
 `)
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name == "gen" {
-			return &outcome{params: map[string]string{"o": l.Template.Container.Command[1]}}
+			return &stepEnd{params: map[string]string{"o": l.Template.Container.Command[1]}}
 		}
 		return nil
 	}
@@ -174,7 +174,7 @@ spec:
   - name: exit
     container: {image: busybox, command: [echo, "{{workflow.outputs.parameters.result}}"]}
 `)
-	d.respond = fixed(map[string]*outcome{"main": {phase: v1alpha1.NodeFailed, exitCode: 1, params: map[string]string{"o": "partial"}}})
+	d.respond = fixed(map[string]*stepEnd{"main": {phase: v1alpha1.NodeFailed, exitCode: 1, params: map[string]string{"o": "partial"}}})
 	d.run()
 	eq(t, "status outputs", d.wf.Status.Outputs.Parameters, []v1alpha1.Parameter{{Name: "result", Value: v1alpha1.AnyStringPtr("partial")}})
 	eq(t, "exit sees it", argsOf(d.launchOf("gf.onExit")), "echo partial")
@@ -321,7 +321,7 @@ spec:
     - name: tails
       script: {image: python, command: [python], source: 'print("tails")'}
 `)
-		d.respond = fixed(map[string]*outcome{"flip-coin": {result: str(side)}})
+		d.respond = fixed(map[string]*stepEnd{"flip-coin": {result: str(side)}})
 		d.run()
 		d.expect(v1alpha1.WorkflowSucceeded, "", nil)
 		eq(t, side, param(d.node("conditional-parameter"), "stepresult"), side)
@@ -364,9 +364,9 @@ spec:
     container: {image: busybox, command: [cat, "{{inputs.artifacts.in.path}}"]}
 `)
 	loc := v1alpha1.ArtifactLocation{S3: &v1alpha1.S3Artifact{Key: "ap/gen/out.tgz"}}
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name == "gen" {
-			return &outcome{arts: []v1alpha1.Artifact{{Name: "out", Path: "/tmp/out", ArtifactLocation: loc}}}
+			return &stepEnd{arts: []v1alpha1.Artifact{{Name: "out", Path: "/tmp/out", ArtifactLocation: loc}}}
 		}
 		return nil
 	}

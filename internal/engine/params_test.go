@@ -297,7 +297,7 @@ func TestCoinflipConformance(t *testing.T) {
 	for _, side := range []string{"heads", "tails"} {
 		t.Run(side, func(t *testing.T) {
 			d := load(t, coinflipYAML)
-			d.respond = fixed(map[string]*outcome{"flip-coin": {result: str(side)}})
+			d.respond = fixed(map[string]*stepEnd{"flip-coin": {result: str(side)}})
 			d.run()
 			other := map[string]string{"heads": "tails", "tails": "heads"}[side]
 			d.expectExactly(v1alpha1.WorkflowSucceeded, "", map[string]string{
@@ -350,9 +350,9 @@ spec:
     inputs: {parameters: [{name: v}]}
     container: {image: busybox, command: [echo, "{{inputs.parameters.v}}"]}
 `)
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name == "s" {
-			return &outcome{result: str("1")}
+			return &stepEnd{result: str("1")}
 		}
 		return nil
 	}

@@ -29,9 +29,9 @@ func workflowPhaseOf(p v1alpha1.NodePhase) v1alpha1.WorkflowPhase {
 // for the deepest failed child that has one. Argo leaves a failed DAG
 // workflow's message empty; braid gives every Failed or Error workflow a
 // message.
-func (r *run) failureMessage(n v1alpha1.NodeStatus) string {
-	for depth := 0; n.Message == "" && depth <= r.lim.MaxDepth*2; depth++ {
-		c, ok := r.failedChild(n)
+func (f *facts) failureMessage(n v1alpha1.NodeStatus) string {
+	for depth := 0; n.Message == "" && depth <= f.lim.MaxDepth*2; depth++ {
+		c, ok := f.failedChild(n)
 		if !ok {
 			break
 		}
@@ -49,7 +49,7 @@ func (r *run) failureMessage(n v1alpha1.NodeStatus) string {
 // failedChild finds the Failed or Error node that made n fail: among its
 // children and the nodes of its boundary, one with n's phase if any, the
 // one that finished last (then by name).
-func (r *run) failedChild(n v1alpha1.NodeStatus) (v1alpha1.NodeStatus, bool) {
+func (f *facts) failedChild(n v1alpha1.NodeStatus) (v1alpha1.NodeStatus, bool) {
 	var best v1alpha1.NodeStatus
 	found := false
 	better := func(c v1alpha1.NodeStatus) bool {
@@ -69,10 +69,10 @@ func (r *run) failedChild(n v1alpha1.NodeStatus) (v1alpha1.NodeStatus, bool) {
 		}
 	}
 	for _, id := range n.Children {
-		consider(r.nodes[id])
+		consider(f.nodes[id])
 	}
 	if n.Type == v1alpha1.NodeTypeSteps || n.Type == v1alpha1.NodeTypeDAG {
-		for _, c := range r.nodes {
+		for _, c := range f.nodes {
 			if c.BoundaryID == n.ID {
 				consider(c)
 			}
@@ -85,24 +85,24 @@ func (r *run) failedChild(n v1alpha1.NodeStatus) (v1alpha1.NodeStatus, bool) {
 // finishedAt and the Completed condition. An Error workflow whose root is
 // still Running gets the root Error "Workflow operation error". Daemons
 // still up are stopped.
-func (r *run) completeWorkflow(phase v1alpha1.WorkflowPhase, message string) {
-	st := &r.wf.Status
+func (rec *recorder) completeWorkflow(phase v1alpha1.WorkflowPhase, message string) {
+	st := rec.status
 	st.Phase = phase
 	st.Message = message
 	if phase == v1alpha1.WorkflowError {
-		if root, ok := r.nodes[r.wf.Name]; ok && root.Phase == v1alpha1.NodeRunning {
-			r.setPhase(root.ID, v1alpha1.NodeError, "Workflow operation error")
+		if root, ok := st.Nodes[rec.rootID]; ok && root.Phase == v1alpha1.NodeRunning {
+			rec.setPhase(root.ID, v1alpha1.NodeError, "Workflow operation error")
 		}
 	}
-	st.FinishedAt = metav1.NewTime(r.now)
+	st.FinishedAt = metav1.NewTime(rec.at)
 	upsertCondition(&st.Conditions, v1alpha1.Condition{Type: v1alpha1.ConditionTypeCompleted, Status: metav1.ConditionTrue})
 	var daemons []string
-	for _, id := range sortedIDs(r.nodes) {
-		if isDaemoned(r.nodes[id]) {
+	for _, id := range sortedIDs(st.Nodes) {
+		if isDaemoned(st.Nodes[id]) {
 			daemons = append(daemons, id)
 		}
 	}
-	r.killDaemons(daemons)
+	rec.killDaemons(daemons)
 }
 
 func upsertCondition(conds *v1alpha1.Conditions, c v1alpha1.Condition) {
@@ -124,26 +124,26 @@ func upsertCondition(conds *v1alpha1.Conditions, c v1alpha1.Condition) {
 // which can pass running pods by, launches nothing; sums_test.go checks
 // this after every pass of every engine test). A suspended workflow is not
 // walked and keeps its condition.
-func (r *run) setPodRunning() {
-	st := &r.wf.Status
+func (rec *recorder) setPodRunning(suspended bool) {
+	st := rec.status
 	had := -1
 	for i, c := range st.Conditions {
 		if c.Type == v1alpha1.ConditionTypePodRunning {
 			had = i
 		}
 	}
-	running := r.sawRunning
-	for _, id := range r.changedIDs {
+	running := rec.sawRunning
+	for _, id := range rec.changedIDs {
 		if running {
 			break
 		}
-		running = podRunning(r.nodes[id])
+		running = podRunning(st.Nodes[id])
 	}
-	if !running && had >= 0 && r.suspended() {
+	if !running && had >= 0 && suspended {
 		return
 	}
-	if !running && had >= 0 && st.Conditions[had].Status == metav1.ConditionTrue && len(r.plan.Launch) == 0 {
-		for _, n := range r.nodes {
+	if !running && had >= 0 && st.Conditions[had].Status == metav1.ConditionTrue && len(rec.plan.Launch) == 0 {
+		for _, n := range st.Nodes {
 			if podRunning(n) {
 				running = true
 				break

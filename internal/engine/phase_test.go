@@ -124,7 +124,7 @@ spec:
 
 // Rule 2.5 steps 3-5 and rule 2.6.
 func TestDAGPhase(t *testing.T) {
-	errRuntime := fixed(map[string]*outcome{"err": {phase: v1alpha1.NodeError, message: "boom"}})
+	errRuntime := fixed(map[string]*stepEnd{"err": {phase: v1alpha1.NodeError, message: "boom"}})
 	tests := []struct {
 		name, failFast, tasks string
 		phase                 v1alpha1.WorkflowPhase

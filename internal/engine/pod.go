@@ -27,46 +27,50 @@ func leafNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 
 // executeLeaf creates a leaf node Pending with a Launch, or revisits an
 // existing one (its result was merged before the walk).
-func (r *run) executeLeaf(in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *run) executeLeaf(in invocation, opts execOpts) (outcome, error) {
 	if n, ok := r.byName(in.name); ok {
 		if r.relaunch[n.ID] && !fulfilled(n) && r.shutdown == "" {
-			return r.relaunchLeaf(n, in, opts)
+			n, err := r.relaunchLeaf(n, in, opts)
+			return outcome{node: n}, err
 		}
-		return r.revisitLeaf(n, in)
+		return r.revisitLeaf(n, in), nil
 	}
-	if r.shutdown != "" && !(r.shutdown == v1alpha1.ShutdownStop && opts.onExit) {
-		n, err := r.newNode(nodeInit{name: in.name, typ: leafNodeType(in.tmpl), h: in.h, scope: in.scope,
+	if r.stopsNew(opts) {
+		n, ok := r.newNode(nodeInit{name: in.name, typ: leafNodeType(in.tmpl), h: in.h, scope: in.scope,
 			boundaryID: opts.boundaryID, phase: v1alpha1.NodeFailed, flag: opts.flag, inputs: in.inputs,
 			message: fmt.Sprintf("workflow shutdown with strategy: %s", r.shutdown)})
-		return n, err
+		if !ok {
+			return outcome{hold: holdNodeLimit}, nil
+		}
+		return outcome{node: n}, nil
 	}
 	processed, err := processLeaf(in.tmpl, in.inputs, in.v)
 	if err != nil {
-		return v1alpha1.NodeStatus{}, err
+		return outcome{}, err
 	}
-	n, err := r.newNode(nodeInit{name: in.name, typ: leafNodeType(in.tmpl), h: in.h, scope: in.scope,
+	n, ok := r.newNode(nodeInit{name: in.name, typ: leafNodeType(in.tmpl), h: in.h, scope: in.scope,
 		boundaryID: opts.boundaryID, phase: v1alpha1.NodePending, flag: opts.flag, inputs: in.inputs})
-	if err != nil {
-		return n, err
+	if !ok {
+		return outcome{hold: holdNodeLimit}, nil
 	}
 	if cs := in.tmpl.ContainerSet; cs != nil && n.Type == v1alpha1.NodeTypePod {
-		if err := r.newContainerNodes(n, cs, in); err != nil {
-			return n, err
+		if !r.newContainerNodes(n, cs, in) {
+			return outcome{node: n, hold: holdNodeLimit}, nil
 		}
 		n = r.nodes[n.ID]
 	}
 	deadline, err := r.leafDeadline(n, processed, opts)
 	if err != nil {
-		return n, err
+		return outcome{node: n}, err
 	}
 	r.launch(n, processed, deadline, opts)
-	return n, nil
+	return outcome{node: n}, nil
 }
 
 // relaunchLeaf plans the Launch of an existing leaf node again: the runtime
 // never started it (Snapshot.Relaunch). The node goes back to Pending.
 func (r *run) relaunchLeaf(n v1alpha1.NodeStatus, in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
-	r.sawActive = true
+	r.sawWaiting()
 	processed, err := processLeaf(in.tmpl, in.inputs, in.v)
 	if err != nil {
 		return n, err
@@ -98,7 +102,7 @@ func processLeaf(t *v1alpha1.Template, inputs *v1alpha1.Inputs, v *vars) (*v1alp
 	return out, nil
 }
 
-// launch adds the Launch of a new leaf node to the plan.
+// launch plans the Launch of a leaf node.
 func (r *run) launch(n v1alpha1.NodeStatus, t *v1alpha1.Template, deadline time.Time, opts execOpts) {
 	pod := podName(r.wf.Name, n.Name, t.Name)
 	include := t.Data != nil || r.includeResult(n.Name, opts)
@@ -113,7 +117,7 @@ func (r *run) launch(n v1alpha1.NodeStatus, t *v1alpha1.Template, deadline time.
 	if !deadline.IsZero() {
 		env["ARGO_DEADLINE"] = deadline.UTC().Format(time.RFC3339)
 	}
-	r.plan.Launch = append(r.plan.Launch, Launch{
+	r.addLaunch(Launch{
 		NodeID:         n.ID,
 		NodeName:       n.Name,
 		PodName:        pod,
@@ -147,18 +151,18 @@ func activeDeadline(v *intstr.IntOrString) time.Duration {
 // includeResult reports whether stdout must be captured (rule 11.3): the
 // parent Steps or DAG template mentions steps.<name>.outputs.result (or the
 // tasks. or bracket form) for this step's name.
-func (r *run) includeResult(nodeName string, opts execOpts) bool {
+func (f *facts) includeResult(nodeName string, opts execOpts) bool {
 	parent := opts.boundaryTmpl
 	if parent == nil {
 		return false
 	}
-	refs, ok := r.resultRefs[parent]
+	refs, ok := f.resultRefs[parent]
 	if !ok {
 		refs = collectResultRefs(parent)
-		if r.resultRefs == nil {
-			r.resultRefs = map[*v1alpha1.Template]map[string]bool{}
+		if f.resultRefs == nil {
+			f.resultRefs = map[*v1alpha1.Template]map[string]bool{}
 		}
-		r.resultRefs[parent] = refs
+		f.resultRefs[parent] = refs
 	}
 	return refs[stepOrTaskName(nodeName)]
 }
@@ -273,22 +277,22 @@ func (r *run) mergeCompleted(n v1alpha1.NodeStatus, res StepResult) {
 // longer than Limits.MaxResultBytes keeps its last bytes, as Argo keeps the
 // end of stdout; an output parameter longer than Limits.MaxParameterBytes is
 // dropped, and the error says so (the node ends Error).
-func (r *run) boundOutputs(n *v1alpha1.NodeStatus) error {
+func (f *facts) boundOutputs(n *v1alpha1.NodeStatus) error {
 	out := n.Outputs
 	if out == nil {
 		return nil
 	}
-	if out.Result != nil && len(*out.Result) > r.lim.MaxResultBytes {
-		tail := lastBytes(*out.Result, r.lim.MaxResultBytes)
+	if out.Result != nil && len(*out.Result) > f.lim.MaxResultBytes {
+		tail := lastBytes(*out.Result, f.lim.MaxResultBytes)
 		out.Result = &tail
 	}
 	var err error
 	kept := out.Parameters[:0]
 	for _, p := range out.Parameters {
-		if p.Value != nil && len(*p.Value) > r.lim.MaxParameterBytes {
+		if p.Value != nil && len(*p.Value) > f.lim.MaxParameterBytes {
 			if err == nil {
 				err = &limitError{node: n.Name, what: fmt.Sprintf("output parameter %q has %d bytes", p.Name, len(*p.Value)),
-					key: "maxParameterBytes", limit: r.lim.MaxParameterBytes}
+					key: "maxParameterBytes", limit: f.lim.MaxParameterBytes}
 			}
 			continue
 		}

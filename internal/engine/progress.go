@@ -81,22 +81,22 @@ func formatProgress(n, m int64) v1alpha1.Progress {
 // updateSums brings progress and resourcesDuration up to date after a pass:
 // own values and workflow totals always, other nodes' sums once the
 // workflow has completed.
-func (r *run) updateSums() {
+func (rec *recorder) updateSums() {
 	switch {
-	case r.wf.Status.Progress == "" && r.hadExecutable():
-		r.recomputeTotals() // a status written before braid kept progress
-	case len(r.changedIDs) > 0:
-		r.addOwnDeltas()
+	case rec.status.Progress == "" && rec.hadExecutable():
+		rec.recomputeTotals() // a status written before braid kept progress
+	case len(rec.changedIDs) > 0:
+		rec.addOwnDeltas()
 	}
-	if r.wf.Status.Phase.Completed() {
-		sumNodes(r.nodes, r.put, maxSumWords)
+	if rec.status.Phase.Completed() {
+		sumNodes(rec.status.Nodes, rec.put, maxSumWords)
 	}
 }
 
 // hadExecutable reports whether an executable node existed before the pass.
-func (r *run) hadExecutable() bool {
-	for id, n := range r.nodes {
-		if prev, ok := r.changed[id]; isExecutable(n.Type) && (!ok || prev.existed) {
+func (rec *recorder) hadExecutable() bool {
+	for id, n := range rec.status.Nodes {
+		if prev, ok := rec.changed[id]; isExecutable(n.Type) && (!ok || prev.existed) {
 			return true
 		}
 	}
@@ -105,20 +105,20 @@ func (r *run) hadExecutable() bool {
 
 // addOwnDeltas sets the own progress of every changed executable node and
 // adds each one's change to the workflow's totals.
-func (r *run) addOwnDeltas() {
-	st := &r.wf.Status
+func (rec *recorder) addOwnDeltas() {
+	st := rec.status
 	var dn, dm int64
 	var rd v1alpha1.ResourcesDuration
-	for _, id := range r.changedIDs {
-		n := r.nodes[id]
+	for _, id := range rec.changedIDs {
+		n := rec.status.Nodes[id]
 		if !isExecutable(n.Type) {
 			continue
 		}
 		if own := ownProgress(n.Phase); n.Progress != own {
 			n.Progress = own
-			r.put(n)
+			rec.put(n)
 		}
-		prev := r.changed[id]
+		prev := rec.changed[id]
 		on, om := parseProgress(prev.progress)
 		nn, nm := parseProgress(n.Progress)
 		dn, dm = dn+nn-on, dm+nm-om
@@ -139,17 +139,17 @@ func (r *run) addOwnDeltas() {
 
 // recomputeTotals sets every executable node's own progress and the
 // workflow's totals from scratch.
-func (r *run) recomputeTotals() {
+func (rec *recorder) recomputeTotals() {
 	var done, total int64
 	rd := v1alpha1.ResourcesDuration{}
-	for _, id := range sortedIDs(r.nodes) {
-		n := r.nodes[id]
+	for _, id := range sortedIDs(rec.status.Nodes) {
+		n := rec.status.Nodes[id]
 		if !isExecutable(n.Type) {
 			continue
 		}
 		if own := ownProgress(n.Phase); n.Progress != own {
 			n.Progress = own
-			r.put(n)
+			rec.put(n)
 		}
 		total++
 		if n.Progress == "1/1" {
@@ -162,9 +162,9 @@ func (r *run) recomputeTotals() {
 		}
 	}
 	if p := formatProgress(done, total); p != "" {
-		r.wf.Status.Progress = p
+		rec.status.Progress = p
 	}
-	r.wf.Status.ResourcesDuration = nonEmpty(rd)
+	rec.status.ResourcesDuration = nonEmpty(rd)
 }
 
 func nonEmpty(rd v1alpha1.ResourcesDuration) v1alpha1.ResourcesDuration {

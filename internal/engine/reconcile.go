@@ -3,75 +3,28 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/braidwf/braid/internal/synclock"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// run is the state of one Reconcile. It is created, used and dropped within
-// the call; nothing in it outlives Reconcile.
+// run is one Reconcile. It composes what the pass knows (facts: the
+// snapshot, the node tree, templates and limits, with read-only methods) and
+// what it decides (recorder: node writes, the Plan, lock decisions, needs,
+// wake-ups), and adds the walk itself: executeTemplate and the steps, DAG,
+// loop, retry, hook and leaf code it dispatches to, which read the facts and
+// record their decisions. Nothing in it outlives Reconcile.
 type run struct {
-	wf       *v1alpha1.Workflow
-	spec     *v1alpha1.WorkflowSpec
-	nodes    v1alpha1.Nodes
-	now      time.Time
-	resolver TemplateResolver
-	results  map[string]StepResult
-	relaunch map[string]bool
-	memos    map[MemoKey]MemoLookup // Snapshot.Memos: memoization look-ups
-	noMemos  bool
-	locks    *synclock.Table // Snapshot.Locks: template-level synchronization
-	lim      Limits          // with defaults
-	pattern  string
-
-	changed    map[string]prevNode // what each node changed in this pass was before it
-	changedIDs []string
-	plan       Plan
-	wakeAt     time.Time
-	lockOps    []synclock.Decision // Result.Locks
-	needs      Need                // Result.Need
-	meta       *Metadata           // Result.Metadata
+	facts
+	recorder
 
 	// Variables that change during the pass (rule 6.3).
 	statusVar string
 	duration  string
 	afterRoot bool
 	globals   map[string]any
-	failures  *string
-
-	deadline     time.Time // workflow deadline; zero when there is none
-	pastDeadline bool
-	shutdown     v1alpha1.ShutdownStrategy
-
-	*caches
-	refErrs map[v1alpha1.TemplateRef]error // resolver errors: never kept in a Prepared
-	counters
-
-	stop    *limitError // a bound that ends the workflow Error (maxNodes, maxDepth)
-	created int         // nodes created in this pass (Limits.MaxNodesPerPass)
-	yielded bool        // the pass stopped creating nodes: it is called again at once
-
-	sawActive  bool // a leaf node still running was seen this pass
-	sawRunning bool // a Pod node Running was seen this pass (PodRunning)
-	prepared   bool // caches outlive the pass (Snapshot.Prepared)
-	transient  *regexp.Regexp
-	keyBuf     []byte                         // scratch for node IDs (byName)
-	childSets  map[string]map[string]struct{} // children of big nodes (addChild)
-}
-
-// caches memoise pure functions of the spec: within one pass, or across
-// passes when the caller keeps a Prepared.
-type caches struct {
-	local      map[string]*v1alpha1.Template
-	refTmpls   map[v1alpha1.TemplateRef]*v1alpha1.Template
-	merged     map[*v1alpha1.Template]*v1alpha1.Template
-	dags       map[*v1alpha1.Template]*dagInfo
-	resultRefs map[*v1alpha1.Template]map[string]bool
-	loops      map[string]*loopEntry
 }
 
 // Prepared keeps, between Reconcile calls for one workflow, what Reconcile
@@ -118,71 +71,19 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 		if !r.suspended() {
 			r.operate()
 		}
-		if r.stop != nil { // even when the walk completed the workflow in this pass
-			r.failForLimit(r.stop)
-		}
+		r.endForLimit() // even when the walk completed the workflow in this pass
 		r.keepGoing()
 		r.updateSums()
-		r.setPodRunning()
+		r.setPodRunning(r.suspended())
 		r.planMemoSaves()
 	}
 	r.settleLocks()
 	return r.result(), nil
 }
 
-// keepGoing asks for another pass when this one changed nodes but left
-// nothing that will report back (no active step, no timer): a later part of
-// the tree may now be able to move, as Argo's controller would notice from
-// its own update.
-func (r *run) keepGoing() {
-	if len(r.changedIDs) == 0 || !r.wakeAt.IsZero() || r.wf.Status.Phase.Completed() ||
-		len(r.plan.Launch) > 0 || r.sawActive {
-		return
-	}
-	r.again()
-}
-
 func newRun(s Snapshot, now time.Time) *run {
-	wf := s.Workflow
-	if wf.Status.Nodes == nil {
-		wf.Status.Nodes = v1alpha1.Nodes{}
-	}
-	r := &run{
-		wf:       wf,
-		spec:     execSpec(wf),
-		nodes:    wf.Status.Nodes,
-		now:      now.UTC(),
-		resolver: s.Templates,
-		results:  s.Results,
-		relaunch: withLockWaiters(s),
-		memos:    s.Memos,
-		noMemos:  s.NoMemos,
-		locks:    s.Locks,
-		lim:      s.Limits.WithDefaults(),
-		pattern:  s.TransientErrorPattern,
-		changed:  map[string]prevNode{},
-	}
-	r.caches = &caches{}
-	if m := s.Prepared; m != nil {
-		if m.spec != r.spec {
-			m.spec, m.c = r.spec, caches{}
-		}
-		r.caches = &m.c
-		r.prepared = true
-	}
-	r.activePods = -1
-	return r
-}
-
-// execSpec is the spec the workflow runs (v1alpha1.Workflow.ExecSpec). A
-// stored template spec follows the shutdown and suspend of the workflow's
-// own spec, where the API sets them, as Argo's controller copies them.
-func execSpec(wf *v1alpha1.Workflow) *v1alpha1.WorkflowSpec {
-	s := wf.ExecSpec()
-	if s != &wf.Spec {
-		s.Shutdown, s.Suspend = wf.Spec.Shutdown, wf.Spec.Suspend
-	}
-	return s
+	f := newFacts(s, now)
+	return &run{facts: f, recorder: newRecorder(f.wf, f.now, f.lim)}
 }
 
 // start marks a new workflow Running and computes the values every pass
@@ -224,23 +125,19 @@ func (r *run) start() bool {
 	return true
 }
 
-func (r *run) suspended() bool {
-	return r.spec.Suspend != nil && *r.spec.Suspend
-}
-
 // operate runs the entrypoint, the workflow hooks and the exit handler, in
 // the order of rule 9.4, and settles the workflow phase (rule 2.2).
 func (r *run) operate() {
-	root, err := r.executeTemplate(r.wf.Name, holder{kind: holderEntry, template: r.spec.Entrypoint},
+	o, err := r.executeTemplate(r.wf.Name, holder{kind: holderEntry, template: r.spec.Entrypoint},
 		r.rootContext(), &r.spec.Arguments, execOpts{})
-	if err != nil && !isSignal(err) {
-		r.completeWorkflow(v1alpha1.WorkflowError, "error in entry template execution: "+err.Error())
+	if msg, failed := failureText(o, err); failed {
+		r.completeWorkflow(v1alpha1.WorkflowError, "error in entry template execution: "+msg)
 		return
 	}
-	if root.ID == "" {
+	if o.node.ID == "" {
 		return
 	}
-	root = r.nodes[root.ID] // a hold (failFast) may have settled it
+	root := r.nodes[o.node.ID] // a hold (failFast) may have settled it
 	mapped := workflowPhaseOf(root.Phase)
 	r.setGlobal("workflow.status", string(mapped))
 	r.afterRoot = true
@@ -297,16 +194,29 @@ func (r *run) workflowExitHandler() (*v1alpha1.NodeStatus, bool) {
 		return nil, true
 	}
 	args := hook.Arguments
-	node, err := r.executeTemplate(name, hookHolder(hook), r.rootContext(), &args,
+	o, err := r.executeTemplate(name, hookHolder(hook), r.rootContext(), &args,
 		execOpts{onExit: true, flag: &v1alpha1.NodeFlag{Hooked: true}})
-	if err != nil && !isSignal(err) {
-		r.completeWorkflow(v1alpha1.WorkflowError, "error in exit template execution : "+err.Error())
+	if msg, failed := failureText(o, err); failed {
+		r.completeWorkflow(v1alpha1.WorkflowError, "error in exit template execution : "+msg)
 		return nil, false
 	}
-	if node.ID == "" || !fulfilled(node) {
+	if o.node.ID == "" || !fulfilled(o.node) {
 		return nil, false
 	}
-	return &node, true
+	return &o.node, true
+}
+
+// failureText is what ends the workflow when its entrypoint or exit handler
+// failed to run: a user error, or a leaf that passed its template timeout.
+// A hold is no failure: the node runs on a later pass.
+func failureText(o outcome, err error) (string, bool) {
+	switch {
+	case err != nil:
+		return err.Error(), true
+	case o.timeout:
+		return timeoutMessage, true
+	}
+	return "", false
 }
 
 // workflowExitHook returns the workflow's exit hook: spec.onExit, or
@@ -329,78 +239,16 @@ func argumentsEmpty(a v1alpha1.Arguments) bool {
 	return len(a.Parameters) == 0 && len(a.Artifacts) == 0
 }
 
-// result assembles the Result of the pass.
-func (r *run) result() Result {
-	res := Result{Status: r.wf.Status, Changed: r.changedIDs, Plan: r.plan, Locks: r.lockOps, Need: r.needs, Metadata: r.meta}
-	if !r.wakeAt.IsZero() && !r.wf.Status.Phase.Completed() {
-		d := r.wakeAt.Sub(r.now)
-		if d < time.Millisecond {
-			d = time.Millisecond
-		}
-		res.RequeueAfter = d
-	}
-	return res
-}
-
-// need records something the snapshot lacks and asks for a pass at once,
-// in which the caller has loaded it.
-func (r *run) need(add func(*Need)) {
-	add(&r.needs)
-	r.again()
-}
-
-// stopFor records a bound that ends the workflow Error at the end of the
-// pass; the first one is kept.
-func (r *run) stopFor(e *limitError) {
-	if r.stop == nil {
-		r.stop = e
-	}
-}
-
-// yield reports whether this pass has created Limits.MaxNodesPerPass nodes.
-// The caller then creates no more, and Reconcile asks to be called again at
-// once: a pass stays short however big the workflow, so a shutdown or a new
-// result is seen soon.
-func (r *run) yield() bool {
-	if r.created < r.lim.MaxNodesPerPass {
-		return false
-	}
-	r.yielded = true
-	r.again()
-	return true
-}
-
-// wake asks to be called again at t (the earliest such time wins).
-func (r *run) wake(t time.Time) {
-	if r.wakeAt.IsZero() || t.Before(r.wakeAt) {
-		r.wakeAt = t
-	}
-}
-
-// failForLimit ends a workflow that crossed Limits.MaxNodes or
-// Limits.MaxDepth: running steps are killed and the workflow is Error with
-// the bound's message.
-func (r *run) failForLimit(e *limitError) {
-	msg := e.Error()
-	for _, id := range sortedIDs(r.nodes) {
-		n := r.nodes[id]
-		if isLeafType(n.Type) && !n.Phase.Fulfilled() {
-			r.killNode(n, v1alpha1.NodeFailed, msg)
-		}
-	}
-	r.completeWorkflow(v1alpha1.WorkflowError, msg)
-}
-
 var errBadParameter = errors.New("either value or valueFrom must be specified in order to set global parameter")
 
 // checkGlobalParameters checks that every workflow parameter has a value
 // (rule 2.8): braid reads no ConfigMaps, so valueFrom needs a default. A
 // value longer than Limits.MaxParameterBytes is refused.
-func (r *run) checkGlobalParameters(params []v1alpha1.Parameter) error {
+func (f *facts) checkGlobalParameters(params []v1alpha1.Parameter) error {
 	for _, p := range params {
-		if p.Value != nil && len(*p.Value) > r.lim.MaxParameterBytes {
-			return &limitError{node: r.wf.Name, what: fmt.Sprintf("global parameter %q has %d bytes", p.Name, len(*p.Value)),
-				key: "maxParameterBytes", limit: r.lim.MaxParameterBytes}
+		if p.Value != nil && len(*p.Value) > f.lim.MaxParameterBytes {
+			return &limitError{node: f.wf.Name, what: fmt.Sprintf("global parameter %q has %d bytes", p.Name, len(*p.Value)),
+				key: "maxParameterBytes", limit: f.lim.MaxParameterBytes}
 		}
 		if p.Value != nil {
 			continue

@@ -109,15 +109,15 @@ func (s *stepRefs) checkGroup(g int) error {
 // addStepEntries adds the variables of one step of a done group: the node's
 // own, a loop's aggregates and its group's status (rule 5.4), or a skipped
 // producer's defaults (rule 6.6).
-func (r *run) addStepEntries(sc expr.Scope, prefix, group string, step *v1alpha1.WorkflowStep, tc tmplCtx) error {
-	if n, ok := r.byName(group + "." + step.Name); ok {
-		r.addNodeEntries(sc, prefix, n, stepHolder(step), tc)
+func (f *facts) addStepEntries(sc expr.Scope, prefix, group string, step *v1alpha1.WorkflowStep, tc tmplCtx) error {
+	if n, ok := f.byName(group + "." + step.Name); ok {
+		f.addNodeEntries(sc, prefix, n, stepHolder(step), tc)
 		return nil
 	}
 	if !isLoopStep(step) {
 		return nil
 	}
-	g, ok := r.byName(group)
+	g, ok := f.byName(group)
 	if !ok {
 		return nil
 	}
@@ -125,21 +125,21 @@ func (r *run) addStepEntries(sc expr.Scope, prefix, group string, step *v1alpha1
 	var iterations []v1alpha1.NodeStatus
 	head := group + "." + step.Name + "("
 	for _, c := range g.Children {
-		if n, ok := r.nodes[c]; ok && strings.HasPrefix(n.Name, head) && n.Type != v1alpha1.NodeTypeSkipped {
+		if n, ok := f.nodes[c]; ok && strings.HasPrefix(n.Name, head) && n.Type != v1alpha1.NodeTypeSkipped {
 			iterations = append(iterations, n)
 		}
 	}
-	return addAggregates(sc, prefix, iterations, group+"."+step.Name, r.lim.MaxParameterBytes)
+	return addAggregates(sc, prefix, iterations, group+"."+step.Name, f.lim.MaxParameterBytes)
 }
 
 // addNodeEntries adds a node's variables, or a skipped producer's.
-func (r *run) addNodeEntries(sc expr.Scope, prefix string, n v1alpha1.NodeStatus, h holder, tc tmplCtx) {
+func (f *facts) addNodeEntries(sc expr.Scope, prefix string, n v1alpha1.NodeStatus, h holder, tc tmplCtx) {
 	if n.Type == v1alpha1.NodeTypeSkipped && (n.Phase == v1alpha1.NodeSkipped || n.Phase == v1alpha1.NodeOmitted) {
 		addNodeFields(sc, prefix, n)
-		r.addSkippedOutputs(sc, prefix, h, tc)
+		f.addSkippedOutputs(sc, prefix, h, tc)
 		return
 	}
-	n = r.lastAttemptOf(n)
+	n = f.lastAttemptOf(n)
 	addNodeFields(sc, prefix, n)
 	addOutputs(sc, prefix, n.Outputs)
 }
@@ -187,8 +187,8 @@ func addOutputs(sc expr.Scope, prefix string, out *v1alpha1.Outputs) {
 
 // addSkippedOutputs gives a producer that never ran its declared outputs:
 // valueFrom.default, else absent (nil) (rule 6.6, trap 13).
-func (r *run) addSkippedOutputs(sc expr.Scope, prefix string, h holder, tc tmplCtx) {
-	t, _, err := r.resolve(h, tc)
+func (f *facts) addSkippedOutputs(sc expr.Scope, prefix string, h holder, tc tmplCtx) {
+	t, _, err := f.resolve(h, tc)
 	if err != nil {
 		return
 	}

@@ -22,43 +22,40 @@ const maxAttemptsPerPass = 32
 
 // executeRetry runs a template that has a retryStrategy: a Retry node whose
 // children are the attempts R(0), R(1), ... (rules 7.1-7.8).
-func (r *run) executeRetry(in invocation, existing *v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *run) executeRetry(in invocation, existing *v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy, opts execOpts) (outcome, error) {
 	var retry v1alpha1.NodeStatus
 	if existing != nil {
 		retry = *existing
 	} else {
-		n, err := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeRetry, h: in.h, scope: in.scope,
+		n, ok := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeRetry, h: in.h, scope: in.scope,
 			boundaryID: opts.boundaryID, phase: v1alpha1.NodeRunning, flag: copyFlag(opts.flag), inputs: in.inputs})
-		if err != nil {
-			return v1alpha1.NodeStatus{}, err
+		if !ok {
+			return outcome{hold: holdNodeLimit}, nil
 		}
 		retry = n
 	}
 	strategy, err := substitute(in.v, rs, expr.Lenient)
 	if err != nil {
-		n := r.markError(retry.ID, err)
-		return n, err
+		return outcome{node: r.markError(retry.ID, err)}, err
 	}
 	for i := 0; i < maxAttemptsPerPass; i++ {
-		node, err, more := r.retryStep(in, retry.ID, strategy, opts)
+		o, more, err := r.retryStep(in, retry.ID, strategy, opts)
 		if !more {
-			return node, err
+			return o, err
 		}
 	}
 	r.again()
-	n := r.nodes[retry.ID]
-	return n, nil
+	return outcome{node: r.nodes[retry.ID]}, nil
 }
 
 // retryStep decides on the last attempt and runs (or creates) the next one.
 // more is true when an attempt finished during this call, so the Retry node
 // must be looked at again in this pass.
-func (r *run) retryStep(in invocation, retryID string, rs *v1alpha1.RetryStrategy, opts execOpts) (v1alpha1.NodeStatus, error, bool) {
+func (r *run) retryStep(in invocation, retryID string, rs *v1alpha1.RetryStrategy, opts execOpts) (o outcome, more bool, err error) {
 	cont, err := r.processRetries(retryID, rs, &opts)
 	retry := r.nodes[retryID]
 	if err != nil {
-		n := r.markError(retryID, err)
-		return n, err, false
+		return outcome{node: r.markError(retryID, err)}, false, err
 	}
 	ids, last := r.attempts(retry)
 	if fulfilled(retry) {
@@ -66,10 +63,10 @@ func (r *run) retryStep(in invocation, retryID string, rs *v1alpha1.RetryStrateg
 			retry.Outputs = last.Outputs.DeepCopy()
 			r.put(retry)
 		}
-		return retry, nil, false
+		return outcome{node: retry}, false, nil
 	}
 	if !cont {
-		return retry, nil, false
+		return outcome{node: retry}, false, nil
 	}
 	num := len(ids)
 	var prev *v1alpha1.NodeStatus
@@ -81,8 +78,8 @@ func (r *run) retryStep(in invocation, retryID string, rs *v1alpha1.RetryStrateg
 			prev = &p
 		}
 	} else {
-		if limit, ok := limitValue(r.spec.Parallelism); ok && r.workflowActivePods() >= limit {
-			return retry, errParallelism, false // a new attempt waits for a free slot (rule 10.1)
+		if limit, ok := limitValue(r.spec.Parallelism); ok && r.workflowActivePods(r.nodes) >= limit {
+			return outcome{node: retry, hold: holdParallelism}, false, nil // a new attempt waits for a free slot (rule 10.1)
 		}
 		prev = last
 		r.addChild(retryID, r.id(name))
@@ -92,14 +89,14 @@ func (r *run) retryStep(in invocation, retryID string, rs *v1alpha1.RetryStrateg
 	attempt.v = r.attemptVars(in, name, num, prev)
 	aopts := opts
 	aopts.flag = &v1alpha1.NodeFlag{Hooked: opts.flag != nil && opts.flag.Hooked, Retried: true}
-	node, err := r.dispatch(attempt, aopts)
-	if err != nil && (isSignal(err) || !retriesErrors(rs)) {
-		return node, err, false
+	o, err = r.dispatch(attempt, aopts)
+	if o.hold != holdNone || ((err != nil || o.timeout) && !retriesErrors(rs)) {
+		return o, false, err
 	}
-	if node.ID == "" || !fulfilled(node) {
-		return r.nodes[retryID], nil, false
+	if o.node.ID == "" || !fulfilled(o.node) {
+		return outcome{node: r.nodes[retryID]}, false, nil
 	}
-	return v1alpha1.NodeStatus{}, nil, true
+	return outcome{}, true, nil
 }
 
 func copyFlag(f *v1alpha1.NodeFlag) *v1alpha1.NodeFlag {
@@ -377,17 +374,17 @@ const defaultTransientPattern = `(?i)(connection reset|connection refused|i/o ti
 
 // isTransient reports whether an attempt's message names a transient error
 // (OnTransientError): the default pattern or Snapshot.TransientErrorPattern.
-func (r *run) isTransient(msg string) bool {
-	if r.transient == nil {
+func (f *facts) isTransient(msg string) bool {
+	if f.transient == nil {
 		pattern := defaultTransientPattern
-		if r.pattern != "" {
-			pattern = defaultTransientPattern + "|(?:" + r.pattern + ")"
+		if f.pattern != "" {
+			pattern = defaultTransientPattern + "|(?:" + f.pattern + ")"
 		}
 		re, err := regexp.Compile(pattern)
 		if err != nil {
 			re = regexp.MustCompile(defaultTransientPattern)
 		}
-		r.transient = re
+		f.transient = re
 	}
-	return r.transient.MatchString(msg)
+	return f.transient.MatchString(msg)
 }

@@ -108,12 +108,12 @@ spec:
 func TestRetryContainerConformance(t *testing.T) {
 	d := load(t, retryContainerYAML)
 	n := 0
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		n++
 		if n < 3 {
-			return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1}
+			return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1}
 		}
-		return &outcome{}
+		return &stepEnd{}
 	}
 	d.run()
 	d.expectExactly(v1alpha1.WorkflowSucceeded, "", map[string]string{
@@ -158,27 +158,27 @@ func TestRetryPolicies(t *testing.T) {
 	tests := []struct {
 		name     string
 		strategy string
-		outcome  outcome
+		stepEnd  stepEnd
 		attempts int
 		phase    v1alpha1.NodePhase
 		message  string
 	}{
-		{"OnFailure retries Failed", "      limit: 2", outcome{phase: v1alpha1.NodeFailed, exitCode: 2}, 3, v1alpha1.NodeFailed, "No more retries left"},
-		{"OnFailure stops at Error", "      limit: 2", outcome{phase: v1alpha1.NodeError, message: "wait: Completed (exit code 1)"}, 1, v1alpha1.NodeError, "wait: Completed (exit code 1)"},
-		{"OnError stops at Failed", "      limit: 2\n      retryPolicy: OnError", outcome{phase: v1alpha1.NodeFailed, exitCode: 3}, 1, v1alpha1.NodeFailed, "main: Error (exit code 3)"},
-		{"OnError retries Error", "      limit: 1\n      retryPolicy: OnError", outcome{phase: v1alpha1.NodeError, message: "boom"}, 2, v1alpha1.NodeError, "No more retries left"},
-		{"Always", "      limit: 1\n      retryPolicy: Always", outcome{phase: v1alpha1.NodeError, message: "boom"}, 2, v1alpha1.NodeError, "No more retries left"},
-		{"transient retried", "      limit: 2\n      retryPolicy: OnTransientError", outcome{phase: v1alpha1.NodeError, message: "read tcp: connection reset by peer"}, 3, v1alpha1.NodeError, "No more retries left"},
-		{"not transient", "      limit: 2\n      retryPolicy: OnTransientError", outcome{phase: v1alpha1.NodeFailed, exitCode: 1}, 1, v1alpha1.NodeFailed, "main: Error (exit code 1)"},
-		{"string limit", "      limit: \"1\"", outcome{phase: v1alpha1.NodeFailed, exitCode: 1}, 2, v1alpha1.NodeFailed, "No more retries left"},
-		{"expression false", "      limit: 5\n      expression: asInt(lastRetry.exitCode) > 1", outcome{phase: v1alpha1.NodeFailed, exitCode: 1}, 1, v1alpha1.NodeFailed, "retryStrategy.expression evaluated to false"},
-		{"expression true", "      limit: 2\n      expression: asInt(lastRetry.exitCode) > 1", outcome{phase: v1alpha1.NodeFailed, exitCode: 2}, 3, v1alpha1.NodeFailed, "No more retries left"},
-		{"expression sees status", "      limit: 2\n      expression: lastRetry.status == 'Error' && retries == '0'", outcome{phase: v1alpha1.NodeError, message: "x"}, 2, v1alpha1.NodeError, "retryStrategy.expression evaluated to false"},
+		{"OnFailure retries Failed", "      limit: 2", stepEnd{phase: v1alpha1.NodeFailed, exitCode: 2}, 3, v1alpha1.NodeFailed, "No more retries left"},
+		{"OnFailure stops at Error", "      limit: 2", stepEnd{phase: v1alpha1.NodeError, message: "wait: Completed (exit code 1)"}, 1, v1alpha1.NodeError, "wait: Completed (exit code 1)"},
+		{"OnError stops at Failed", "      limit: 2\n      retryPolicy: OnError", stepEnd{phase: v1alpha1.NodeFailed, exitCode: 3}, 1, v1alpha1.NodeFailed, "main: Error (exit code 3)"},
+		{"OnError retries Error", "      limit: 1\n      retryPolicy: OnError", stepEnd{phase: v1alpha1.NodeError, message: "boom"}, 2, v1alpha1.NodeError, "No more retries left"},
+		{"Always", "      limit: 1\n      retryPolicy: Always", stepEnd{phase: v1alpha1.NodeError, message: "boom"}, 2, v1alpha1.NodeError, "No more retries left"},
+		{"transient retried", "      limit: 2\n      retryPolicy: OnTransientError", stepEnd{phase: v1alpha1.NodeError, message: "read tcp: connection reset by peer"}, 3, v1alpha1.NodeError, "No more retries left"},
+		{"not transient", "      limit: 2\n      retryPolicy: OnTransientError", stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1}, 1, v1alpha1.NodeFailed, "main: Error (exit code 1)"},
+		{"string limit", "      limit: \"1\"", stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1}, 2, v1alpha1.NodeFailed, "No more retries left"},
+		{"expression false", "      limit: 5\n      expression: asInt(lastRetry.exitCode) > 1", stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1}, 1, v1alpha1.NodeFailed, "retryStrategy.expression evaluated to false"},
+		{"expression true", "      limit: 2\n      expression: asInt(lastRetry.exitCode) > 1", stepEnd{phase: v1alpha1.NodeFailed, exitCode: 2}, 3, v1alpha1.NodeFailed, "No more retries left"},
+		{"expression sees status", "      limit: 2\n      expression: lastRetry.status == 'Error' && retries == '0'", stepEnd{phase: v1alpha1.NodeError, message: "x"}, 2, v1alpha1.NodeError, "retryStrategy.expression evaluated to false"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := load(t, retryYAML(tt.strategy, "run"))
-			d.respond = func(*driver, Launch) *outcome { o := tt.outcome; return &o }
+			d.respond = func(*driver, Launch) *stepEnd { o := tt.stepEnd; return &o }
 			d.run()
 			r := d.node("rp[0].r")
 			if r.Phase != tt.phase || r.Message != tt.message {
@@ -193,12 +193,12 @@ func TestRetryPolicies(t *testing.T) {
 func TestRetryUnlimited(t *testing.T) {
 	d := load(t, retryYAML("      retryPolicy: Always", "run"))
 	n := 0
-	d.respond = func(*driver, Launch) *outcome {
+	d.respond = func(*driver, Launch) *stepEnd {
 		n++
 		if n < 20 {
-			return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1}
+			return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1}
 		}
-		return &outcome{}
+		return &stepEnd{}
 	}
 	d.run()
 	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{"rp[0].r": "Retry Succeeded", "rp[0].r(19)": "Pod Succeeded"})
@@ -208,7 +208,7 @@ func TestRetryUnlimited(t *testing.T) {
 // exitCode is "0" on attempt 0 (but "-1" in the expression, trap 11).
 func TestRetryVariables(t *testing.T) {
 	d := load(t, retryYAML("      limit: 1", "{{retries}} {{lastRetry.exitCode}} {{lastRetry.status}} {{node.name}} {{pod.name}}"))
-	d.respond = func(*driver, Launch) *outcome { return &outcome{phase: v1alpha1.NodeFailed, exitCode: 3} }
+	d.respond = func(*driver, Launch) *stepEnd { return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 3} }
 	d.run()
 	eq(t, "attempt 0", argsOf(d.launchOf("rp[0].r(0)")), "sh -c 0 0  rp[0].r "+podName("rp", "rp[0].r(0)", "t"))
 	eq(t, "attempt 1", argsOf(d.launchOf("rp[0].r(1)")), "sh -c 1 3 Failed rp[0].r "+podName("rp", "rp[0].r(1)", "t"))
@@ -219,7 +219,7 @@ func TestRetryVariables(t *testing.T) {
 // the last attempt's end; the Retry node says "Backoff for ...".
 func TestRetryBackoff(t *testing.T) {
 	d := load(t, retryYAML("      limit: 3\n      backoff:\n        duration: \"10\"\n        factor: 2\n        cap: 15s", "run"))
-	d.respond = func(*driver, Launch) *outcome { return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1} }
+	d.respond = func(*driver, Launch) *stepEnd { return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1} }
 	var messages []string
 	var waits []time.Duration
 	seen := map[int]bool{}
@@ -245,7 +245,7 @@ func TestRetryBackoff(t *testing.T) {
 func TestRetryMaxDuration(t *testing.T) {
 	t.Run("backoff would exceed", func(t *testing.T) {
 		d := load(t, retryYAML("      limit: 5\n      backoff:\n        duration: 1m\n        maxDuration: 30s", "run"))
-		d.respond = func(*driver, Launch) *outcome { return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1} }
+		d.respond = func(*driver, Launch) *stepEnd { return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1} }
 		d.run()
 		d.expect(v1alpha1.WorkflowFailed, rpFailed, map[string]string{
 			"rp[0].r": "Retry Failed Backoff would exceed max duration limit"})
@@ -254,8 +254,8 @@ func TestRetryMaxDuration(t *testing.T) {
 	})
 	t.Run("max duration exceeded", func(t *testing.T) {
 		d := load(t, retryYAML("      limit: 5\n      backoff:\n        duration: \"1\"\n        maxDuration: 20s", "run"))
-		d.respond = func(*driver, Launch) *outcome {
-			return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1, duration: 25 * time.Second}
+		d.respond = func(*driver, Launch) *stepEnd {
+			return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1, duration: 25 * time.Second}
 		}
 		d.run()
 		d.expect(v1alpha1.WorkflowFailed, rpFailed, map[string]string{
@@ -264,8 +264,8 @@ func TestRetryMaxDuration(t *testing.T) {
 	})
 	t.Run("attempts get the max duration deadline", func(t *testing.T) {
 		d := load(t, retryYAML("      limit: 5\n      backoff:\n        duration: \"1\"\n        maxDuration: 20s", "run"))
-		d.respond = func(*driver, Launch) *outcome {
-			return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1, duration: 15 * time.Second}
+		d.respond = func(*driver, Launch) *stepEnd {
+			return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1, duration: 15 * time.Second}
 		}
 		d.run()
 		d.expect(v1alpha1.WorkflowFailed, rpFailed, map[string]string{
@@ -314,15 +314,15 @@ spec:
 func TestRetryWithExitHandler(t *testing.T) {
 	d := load(t, retryExitYAML)
 	n := 0
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Name != "flaky" {
 			return nil
 		}
 		n++
 		if n == 1 {
-			return &outcome{phase: v1alpha1.NodeFailed, exitCode: 1, params: map[string]string{"o": "first"}}
+			return &stepEnd{phase: v1alpha1.NodeFailed, exitCode: 1, params: map[string]string{"o": "first"}}
 		}
-		return &outcome{params: map[string]string{"o": "second"}}
+		return &stepEnd{params: map[string]string{"o": "second"}}
 	}
 	d.run()
 	d.expect(v1alpha1.WorkflowSucceeded, "", map[string]string{

@@ -319,13 +319,13 @@ type failedNode struct {
 
 // failuresValue computes workflow.failures: a Go-quoted JSON list of the
 // Failed and Error nodes, sorted by node ID so that it is deterministic.
-func (r *run) failuresValue() string {
-	if r.failures != nil {
-		return *r.failures
+func (f *facts) failuresValue() string {
+	if f.failures != nil {
+		return *f.failures
 	}
 	var list []failedNode
-	for _, id := range sortedIDs(r.nodes) {
-		n := r.nodes[id]
+	for _, id := range sortedIDs(f.nodes) {
+		n := f.nodes[id]
 		if !n.Phase.FailedOrError() {
 			continue
 		}
@@ -335,7 +335,7 @@ func (r *run) failuresValue() string {
 		}
 		list = append(list, failedNode{
 			DisplayName: n.DisplayName, Message: n.Message, TemplateName: nodeTemplateName(n),
-			Phase: string(n.Phase), PodName: podName(r.wf.Name, n.Name, nodeTemplateName(n)), FinishedAt: finished,
+			Phase: string(n.Phase), PodName: podName(f.wf.Name, n.Name, nodeTemplateName(n)), FinishedAt: finished,
 		})
 	}
 	data, err := json.Marshal(list)
@@ -343,7 +343,7 @@ func (r *run) failuresValue() string {
 		data = []byte("null")
 	}
 	s := strconv.Quote(string(data))
-	r.failures = &s
+	f.failures = &s
 	return s
 }
 

@@ -83,9 +83,9 @@ type groupWalk struct {
 	yielded bool // ... because the pass created its share of nodes
 }
 
-func (w *groupWalk) hold(err error) {
+func (w *groupWalk) hold(h hold) {
 	w.held = true
-	w.yielded = w.yielded || errors.Is(err, errYield) || errors.Is(err, errNotLoaded)
+	w.yielded = w.yielded || h == holdYield || h == holdNotLoaded
 }
 
 // executeStepGroup runs the steps of one group in parallel (ctl/steps.go
@@ -99,8 +99,8 @@ func (r *run) executeStepGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSte
 	if fulfilled(g) {
 		return g, nil
 	}
-	entries, err := r.planGroup(g, steps, sv, tc)
-	if errors.Is(err, errWait) {
+	entries, h, err := r.planGroup(g, steps, sv, tc)
+	if h == holdReference {
 		return r.nodes[g.ID], nil
 	}
 	if err != nil {
@@ -130,9 +130,9 @@ func (r *run) executeStepGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSte
 }
 
 // planGroup resolves each step's references and prepares loops. A missing
-// steps./tasks. variable is errWait (the group waits, rule 0.2); any other
-// failure is the group's error.
-func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx) ([]groupEntry, error) {
+// steps./tasks. variable holds the group (holdReference: it waits, rule
+// 0.2); any other failure is the group's error.
+func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx) ([]groupEntry, hold, error) {
 	resolved := make([]*v1alpha1.WorkflowStep, len(steps))
 	for i := range steps {
 		s := &steps[i]
@@ -144,9 +144,9 @@ func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv 
 		rs, err := resolveStep(s, sv)
 		if err != nil {
 			if expr.IsMissingVariable(err) {
-				return nil, errWait
+				return nil, holdReference, nil
 			}
-			return nil, fmt.Errorf("failed to resolve references: %w", err)
+			return nil, holdNone, fmt.Errorf("failed to resolve references: %w", err)
 		}
 		resolved[i] = rs
 	}
@@ -160,13 +160,13 @@ func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv 
 		}
 		l, err := r.planStepLoop(g, childName, s, tc, steps[i].Template)
 		if err != nil {
-			return nil, err
+			return nil, holdNone, err
 		}
 		if l != nil {
 			entries = append(entries, groupEntry{loop: l})
 		}
 	}
-	return entries, nil
+	return entries, holdNone, nil
 }
 
 // planStepLoop prepares a resolved loop step of a group. An empty loop
@@ -178,9 +178,9 @@ func (r *run) planStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.
 	}
 	if e.len() == 0 {
 		if _, ok := r.byName(childName); !ok {
-			n, err := r.placeholder(childName, stepHolder(s), tc.scope, g.BoundaryID, v1alpha1.NodeSkipped, "Skipped, empty params")
-			if err != nil {
-				return nil, err
+			n, made := r.placeholder(childName, stepHolder(s), tc.scope, g.BoundaryID, v1alpha1.NodeSkipped, "Skipped, empty params")
+			if !made {
+				return nil, errors.New(nodeLimitMessage) // the group errors; the workflow ends Error (stopFor)
 			}
 			r.addChild(g.ID, n.ID)
 		}
@@ -197,7 +197,7 @@ func (r *run) planStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.
 // that ran, and the rest are never created.
 func (r *run) runStepLoop(w *groupWalk, l *stepLoop) (bool, error) {
 	for k := 0; k < l.e.len(); k++ {
-		if err := l.e.at(r, k); err != nil {
+		if err := l.e.at(&r.facts, k); err != nil {
 			return false, err
 		}
 		_, exists := r.nodes[l.e.ids[k]]
@@ -218,12 +218,6 @@ func (r *run) runStepLoop(w *groupWalk, l *stepLoop) (bool, error) {
 	return false, nil
 }
 
-// stopsNew reports whether a shutdown stops new work at this level: any
-// shutdown, except a Stop inside an exit handler.
-func (r *run) stopsNew(opts execOpts) bool {
-	return r.shutdown != "" && !(r.shutdown == v1alpha1.ShutdownStop && opts.onExit)
-}
-
 // runStepChild evaluates a new child's when and runs it. It returns true
 // when the group was settled on the spot (an error, a timeout). A new child
 // that is not created holds the walk (w.hold).
@@ -235,9 +229,8 @@ func (r *run) runStepChild(w *groupWalk, c stepChild) bool {
 			return false
 		}
 		if ok && isLeafType(n.Type) && !r.relaunch[n.ID] {
-			_, err := r.revisitExisting(n, c.holder(), tc)
-			if errors.Is(err, errTimeout) {
-				r.setPhase(g.ID, v1alpha1.NodeFailed, errTimeout.Error())
+			if r.revisitExisting(n, c.holder(), tc).timeout {
+				r.setPhase(g.ID, v1alpha1.NodeFailed, timeoutMessage)
 				return true
 			}
 			return false
@@ -245,45 +238,43 @@ func (r *run) runStepChild(w *groupWalk, c stepChild) bool {
 	}
 	if !c.exists {
 		if r.yield() {
-			w.hold(errYield)
+			w.hold(holdYield)
 			return false
 		}
 		ok, err := r.lim.Expression.EvalWhen(c.step.When)
 		if err != nil {
-			if n, perr := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeError, err.Error()); perr == nil {
+			if n, made := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeError, err.Error()); made {
 				r.addChild(g.ID, n.ID)
 			}
 			r.markError(g.ID, err)
 			return true
 		}
 		if !ok {
-			if n, perr := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeSkipped,
-				fmt.Sprintf("when '%s' evaluated false", c.step.When)); perr == nil {
+			if n, made := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeSkipped,
+				fmt.Sprintf("when '%s' evaluated false", c.step.When)); made {
 				r.addChild(g.ID, n.ID)
 			}
 			return false
 		}
 	}
-	node, err := r.executeTemplate(c.name, c.holder(), tc, &c.step.Arguments, opts)
-	if node.ID != "" && !c.exists {
-		r.addChild(g.ID, node.ID)
+	o, err := r.executeTemplate(c.name, c.holder(), tc, &c.step.Arguments, opts)
+	if o.node.ID != "" && !c.exists {
+		r.addChild(g.ID, o.node.ID)
 	}
 	switch {
-	case err == nil, endsWorkflow(err):
+	case err != nil && endsWorkflow(err):
 		return false
-	case isSignal(err):
-		if node.ID == "" && !c.exists {
-			w.hold(err)
-		}
-		return false
-	case errors.Is(err, errTimeout):
-		r.setPhase(g.ID, v1alpha1.NodeFailed, errTimeout.Error())
-		return true
-	default:
+	case err != nil:
 		r.addChild(g.ID, r.id(c.name))
 		r.setPhase(g.ID, v1alpha1.NodeError, fmt.Sprintf("step group deemed errored due to child %s error: %s", c.name, err))
 		return true
+	case o.timeout:
+		r.setPhase(g.ID, v1alpha1.NodeFailed, timeoutMessage)
+		return true
+	case o.hold != holdNone && o.node.ID == "" && !c.exists:
+		w.hold(o.hold)
 	}
+	return false
 }
 
 // settleGroup waits for every child, its hooks and its exit handler, then
@@ -314,9 +305,12 @@ func (r *run) settleGroup(id string, entries []groupEntry, sv *vars, tc tmplCtx,
 		if err != nil {
 			return r.nodes[id], err
 		}
-		done, err := r.hooksAndExit(child, stepCall(step), sv, tc, opts)
+		done, timedOut, err := r.hooksAndExit(child, stepCall(step), sv, tc, opts)
 		if err != nil {
 			return r.nodes[id], err
+		}
+		if timedOut { // a hook's leaf passed its timeout: the group errors
+			return r.setPhase(id, v1alpha1.NodeError, timeoutMessage), nil
 		}
 		completed = completed && done
 	}
@@ -376,7 +370,7 @@ func (s *groupSteps) get(name string, expand bool) (*v1alpha1.WorkflowStep, erro
 	if !expand || !l.needsItem || k >= l.e.len() {
 		return &l.base, nil
 	}
-	if err := l.e.at(s.r, k); err != nil {
+	if err := l.e.at(&s.r.facts, k); err != nil {
 		return nil, err
 	}
 	c, err := l.iteration(k, true, s.sv)

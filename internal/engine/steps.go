@@ -10,15 +10,13 @@ import (
 // executeSteps runs a steps template: its groups strictly one after another
 // (rules 1.7, 2.3, 2.4). Groups that already succeeded are found by a binary
 // search, so a long chain costs O(log n) per pass for the finished part.
-func (r *run) executeSteps(in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *run) executeSteps(in invocation, opts execOpts) (outcome, error) {
 	node, ok := r.byName(in.name)
 	if !ok {
-		n, err := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeSteps, h: in.h, scope: in.scope,
-			boundaryID: opts.boundaryID, phase: v1alpha1.NodeRunning, flag: opts.flag, inputs: in.inputs})
-		if err != nil {
-			return v1alpha1.NodeStatus{}, err
+		if node, ok = r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeSteps, h: in.h, scope: in.scope,
+			boundaryID: opts.boundaryID, phase: v1alpha1.NodeRunning, flag: opts.flag, inputs: in.inputs}); !ok {
+			return outcome{hold: holdNodeLimit}, nil
 		}
-		node = n
 	}
 	refs := &stepRefs{r: r, stepsName: in.name, tmpl: in.tmpl, tc: in.tc}
 	sv := r.newVars(in.v)
@@ -28,39 +26,38 @@ func (r *run) executeSteps(in invocation, opts execOpts) (v1alpha1.NodeStatus, e
 	start := r.succeededGroups(in.name, len(groups))
 	refs.upTo = start
 	for i := start; i < len(groups); i++ {
-		g, err := r.ensureGroup(in, node.ID, i)
-		if err != nil {
-			return node, err
+		g, ok := r.ensureGroup(in, node.ID, i)
+		if !ok {
+			return outcome{node: node, hold: holdNodeLimit}, nil
 		}
-		g, err = r.executeStepGroup(g, groups[i], sv, in.tc, copts)
+		g, err := r.executeStepGroup(g, groups[i], sv, in.tc, copts)
 		if err != nil {
 			r.markError(g.ID, err)
 			g = r.nodes[g.ID]
 		}
 		if !fulfilled(g) {
-			n := r.nodes[node.ID]
-			return n, nil
+			return outcome{node: r.nodes[node.ID]}, nil
 		}
 		if g.Phase.FailedOrError() {
 			r.updateStepsOutbound(in.name, node.ID, len(groups))
 			n := r.setPhase(node.ID, v1alpha1.NodeFailed, g.Message)
 			r.killStepsDaemons(in.name, len(groups))
-			return n, nil
+			return outcome{node: n}, nil
 		}
 		if err := refs.checkGroup(i); err != nil {
-			n := r.nodes[node.ID]
-			return n, err
+			return outcome{node: r.nodes[node.ID]}, err
 		}
 		refs.upTo = i + 1
 	}
-	return r.finishSteps(in, node.ID, sv)
+	n, err := r.finishSteps(in, node.ID, sv)
+	return outcome{node: n}, err
 }
 
 // finishSteps computes the outputs of a steps template whose groups all
 // succeeded (§12) and marks it Succeeded.
 func (r *run) finishSteps(in invocation, id string, sv *vars) (v1alpha1.NodeStatus, error) {
 	r.updateStepsOutbound(in.name, id, len(in.tmpl.Steps))
-	outputs, err := r.templateOutputs(in.tmpl, sv)
+	outputs, err := templateOutputs(in.tmpl, sv)
 	if err != nil {
 		n := r.nodes[id]
 		return n, err
@@ -81,11 +78,11 @@ func groupName(stepsName string, i int) string { return stepsName + "[" + strcon
 // succeededGroups returns how many leading groups exist and Succeeded. A
 // group is created only after the one before it succeeded, so the predicate
 // is monotone and a binary search finds the first group to look at.
-func (r *run) succeededGroups(stepsName string, count int) int {
+func (f *facts) succeededGroups(stepsName string, count int) int {
 	var num [24]byte
 	done := func(i int) bool {
 		idx := strconv.AppendInt(num[:0], int64(i), 10)
-		g, ok := r.byParts(stepsName, "[", string(idx)+"]")
+		g, ok := f.byParts(stepsName, "[", string(idx)+"]")
 		return ok && g.Phase == v1alpha1.NodeSucceeded
 	}
 	lo, hi := 0, count
@@ -101,20 +98,21 @@ func (r *run) succeededGroups(stepsName string, count int) int {
 }
 
 // ensureGroup returns step group i, creating it and linking it to the
-// outbound nodes of the group before (rule 1.7).
-func (r *run) ensureGroup(in invocation, stepsID string, i int) (v1alpha1.NodeStatus, error) {
+// outbound nodes of the group before (rule 1.7). False: the node limit was
+// reached (newNode).
+func (r *run) ensureGroup(in invocation, stepsID string, i int) (v1alpha1.NodeStatus, bool) {
 	name := groupName(in.name, i)
 	if g, ok := r.byName(name); ok {
-		return g, nil
+		return g, true
 	}
-	g, err := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeStepGroup, scope: in.tc.scope,
+	g, ok := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeStepGroup, scope: in.tc.scope,
 		boundaryID: stepsID, phase: v1alpha1.NodeRunning, flag: &v1alpha1.NodeFlag{}})
-	if err != nil {
-		return g, err
+	if !ok {
+		return g, false
 	}
 	if i == 0 {
 		r.addChild(stepsID, g.ID)
-		return r.nodes[g.ID], nil
+		return r.nodes[g.ID], true
 	}
 	prev, _ := r.byName(groupName(in.name, i-1))
 	if len(prev.Children) == 0 {
@@ -125,7 +123,7 @@ func (r *run) ensureGroup(in invocation, stepsID string, i int) (v1alpha1.NodeSt
 			r.addChild(o, g.ID)
 		}
 	}
-	return r.nodes[g.ID], nil
+	return r.nodes[g.ID], true
 }
 
 // updateStepsOutbound sets a Steps node's outboundNodes from the children of
@@ -144,9 +142,9 @@ func (r *run) updateStepsOutbound(stepsName, id string, count int) {
 	r.put(n)
 }
 
-func (r *run) lastStepGroup(stepsName string, count int) (v1alpha1.NodeStatus, bool) {
+func (f *facts) lastStepGroup(stepsName string, count int) (v1alpha1.NodeStatus, bool) {
 	for i := count - 1; i >= 0; i-- {
-		if g, ok := r.byName(groupName(stepsName, i)); ok {
+		if g, ok := f.byName(groupName(stepsName, i)); ok {
 			return g, true
 		}
 	}

@@ -50,12 +50,14 @@ func waitingForLock(n v1alpha1.NodeStatus) bool {
 // it returns wait false, and a node that waited for them goes on: a leaf is
 // launched in this pass. When they are not, the node is created (or kept)
 // Pending with the waiting message and its synchronizationStatus, nothing is
-// launched, and it returns wait true: the controller reconciles again when
-// a lock frees. The workflow's priority orders the waiters, as in Argo.
-func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts execOpts) (v1alpha1.NodeStatus, bool, error) {
+// launched, and it returns wait true with the invocation's outcome: the
+// controller reconciles again when a lock frees. The workflow's priority
+// orders the waiters, as in Argo. A lock whose state the snapshot lacks
+// holds the node (holdNotLoaded).
+func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts execOpts) (o outcome, wait bool) {
 	s := in.tmpl.Synchronization
-	if s == nil || r.locks == nil || (r.shutdown != "" && !(r.shutdown == v1alpha1.ShutdownStop && opts.onExit)) {
-		return v1alpha1.NodeStatus{}, false, nil
+	if s == nil || r.locks == nil || r.stopsNew(opts) {
+		return outcome{}, false
 	}
 	var prio int32
 	if r.spec.Priority != nil {
@@ -63,7 +65,7 @@ func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts ex
 	}
 	id := r.id(in.name)
 	if !r.lockStateLoaded(in.tmpl) {
-		return v1alpha1.NodeStatus{}, true, errNotLoaded
+		return outcome{hold: holdNotLoaded}, true
 	}
 	holder, created := LockHolder(r.wf, id), r.wf.CreationTimestamp.Time
 	ok, waitingOn, msg := r.locks.TryAcquire(holder, r.wf.Namespace, s, prio, created)
@@ -71,14 +73,14 @@ func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts ex
 	if ok {
 		op = synclock.OpAcquire
 	}
-	r.lockOps = append(r.lockOps, synclock.Decision{Op: op, Holder: holder, Namespace: r.wf.Namespace, Sync: s, Priority: prio, Created: created})
+	r.addLockOp(synclock.Decision{Op: op, Holder: holder, Namespace: r.wf.Namespace, Sync: s, Priority: prio, Created: created})
 	if ok {
 		if existing != nil && waitingForLock(*existing) {
 			*existing = r.lockAcquired(*existing)
 		}
-		return v1alpha1.NodeStatus{}, false, nil
+		return outcome{}, false
 	}
-	r.sawActive = true
+	r.sawWaiting()
 	if existing != nil {
 		n := *existing
 		if n.Message != msg || n.SynchronizationStatus == nil || n.SynchronizationStatus.Waiting != waitingOn {
@@ -86,16 +88,16 @@ func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts ex
 			n.SynchronizationStatus = &v1alpha1.NodeSynchronizationStatus{Waiting: waitingOn}
 			r.put(n)
 		}
-		return n, true, nil
+		return outcome{node: n}, true
 	}
-	n, err := r.newNode(nodeInit{name: in.name, typ: r.lockNodeType(in.tmpl), h: in.h, scope: in.scope,
+	n, ok := r.newNode(nodeInit{name: in.name, typ: r.lockNodeType(in.tmpl), h: in.h, scope: in.scope,
 		boundaryID: opts.boundaryID, phase: v1alpha1.NodePending, flag: opts.flag, inputs: in.inputs, message: msg})
-	if err != nil {
-		return n, true, err
+	if !ok {
+		return outcome{hold: holdNodeLimit}, true
 	}
 	n.SynchronizationStatus = &v1alpha1.NodeSynchronizationStatus{Waiting: waitingOn}
 	r.put(n)
-	return n, true, nil
+	return outcome{node: n}, true
 }
 
 // lockStateLoaded reports whether the snapshot's lock table holds every
@@ -136,8 +138,8 @@ func (r *run) lockAcquired(n v1alpha1.NodeStatus) v1alpha1.NodeStatus {
 }
 
 // lockNodeType is the type of the node a template's invocation creates.
-func (r *run) lockNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
-	if r.retryStrategy(t) != nil {
+func (f *facts) lockNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
+	if f.retryStrategy(t) != nil {
 		return v1alpha1.NodeTypeRetry
 	}
 	return templateNodeType(t)
@@ -155,7 +157,7 @@ func (r *run) settleLocks() {
 	if r.wf.Status.Phase.Completed() {
 		if r.locks.Involved(key) {
 			r.locks.ReleaseWorkflow(key)
-			r.lockOps = append(r.lockOps, synclock.Decision{Op: synclock.OpReleaseWorkflow, Holder: key})
+			r.addLockOp(synclock.Decision{Op: synclock.OpReleaseWorkflow, Holder: key})
 		}
 		r.wf.Status.Synchronization = nil
 		return
@@ -167,7 +169,7 @@ func (r *run) settleLocks() {
 		}
 		if n, found := r.nodes[id]; !found || n.Phase.Fulfilled() {
 			r.locks.Release(h)
-			r.lockOps = append(r.lockOps, synclock.Decision{Op: synclock.OpRelease, Holder: h})
+			r.addLockOp(synclock.Decision{Op: synclock.OpRelease, Holder: h})
 		}
 	}
 	r.wf.Status.Synchronization = r.locks.Status(key)

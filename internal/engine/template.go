@@ -48,12 +48,12 @@ type tmplCtx struct {
 	owner *v1alpha1.TemplateRef // Name and ClusterScope of the owning template object; nil for local
 }
 
-func (r *run) rootContext() tmplCtx { return tmplCtx{scope: "local/" + r.wf.Name} }
+func (f *facts) rootContext() tmplCtx { return tmplCtx{scope: "local/" + f.wf.Name} }
 
 // resolve returns the template a holder names, with templateDefaults merged
 // in, and the context its own steps resolve in. The returned template is
 // shared: callers must not modify it.
-func (r *run) resolve(h holder, tc tmplCtx) (*v1alpha1.Template, tmplCtx, error) {
+func (f *facts) resolve(h holder, tc tmplCtx) (*v1alpha1.Template, tmplCtx, error) {
 	var (
 		t   *v1alpha1.Template
 		err error
@@ -63,17 +63,17 @@ func (r *run) resolve(h holder, tc tmplCtx) (*v1alpha1.Template, tmplCtx, error)
 	case h.inline != nil:
 		t = h.inline
 	case h.ref != nil:
-		t, err = r.refTemplate(*h.ref)
+		t, err = f.refTemplate(*h.ref)
 		out = refContext(h.ref.Name, h.ref.ClusterScope)
 	case h.template != "":
-		t, err = r.named(h.template, tc)
+		t, err = f.named(h.template, tc)
 	default:
 		err = errors.New("template name cannot be empty")
 	}
 	if err != nil {
 		return nil, tc, err
 	}
-	t, err = r.withDefaults(t)
+	t, err = f.withDefaults(t)
 	return t, out, err
 }
 
@@ -86,20 +86,20 @@ func refContext(name string, cluster bool) tmplCtx {
 }
 
 // named resolves a template name within a context.
-func (r *run) named(name string, tc tmplCtx) (*v1alpha1.Template, error) {
+func (f *facts) named(name string, tc tmplCtx) (*v1alpha1.Template, error) {
 	if tc.owner != nil {
-		return r.refTemplate(v1alpha1.TemplateRef{Name: tc.owner.Name, Template: name, ClusterScope: tc.owner.ClusterScope})
+		return f.refTemplate(v1alpha1.TemplateRef{Name: tc.owner.Name, Template: name, ClusterScope: tc.owner.ClusterScope})
 	}
-	if r.local == nil {
-		r.local = make(map[string]*v1alpha1.Template, len(r.spec.Templates))
-		for i := range r.spec.Templates {
-			t := &r.spec.Templates[i]
-			if _, dup := r.local[t.Name]; !dup {
-				r.local[t.Name] = t
+	if f.local == nil {
+		f.local = make(map[string]*v1alpha1.Template, len(f.spec.Templates))
+		for i := range f.spec.Templates {
+			t := &f.spec.Templates[i]
+			if _, dup := f.local[t.Name]; !dup {
+				f.local[t.Name] = t
 			}
 		}
 	}
-	if t, ok := r.local[name]; ok {
+	if t, ok := f.local[name]; ok {
 		return t, nil
 	}
 	return nil, fmt.Errorf("template %s not found", name)
@@ -107,11 +107,11 @@ func (r *run) named(name string, tc tmplCtx) (*v1alpha1.Template, error) {
 
 // refTemplate resolves a templateRef through the snapshot's resolver, once
 // per pass.
-func (r *run) refTemplate(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) {
-	if t, ok := r.refTmpls[ref]; ok {
+func (f *facts) refTemplate(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) {
+	if t, ok := f.refTmpls[ref]; ok {
 		return t, nil
 	}
-	if err, ok := r.refErrs[ref]; ok {
+	if err, ok := f.refErrs[ref]; ok {
 		return nil, err
 	}
 	var (
@@ -119,10 +119,10 @@ func (r *run) refTemplate(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) 
 		err error
 	)
 	switch {
-	case r.resolver == nil:
+	case f.resolver == nil:
 		err = fmt.Errorf("templateRef %s/%s: no workflow templates are available", ref.Name, ref.Template)
 	default:
-		t, err = r.resolver.Template(ref)
+		t, err = f.resolver.Template(ref)
 		if err != nil {
 			err = fmt.Errorf("templateRef %s/%s: %w", ref.Name, ref.Template, err)
 		} else if t == nil {
@@ -130,37 +130,37 @@ func (r *run) refTemplate(ref v1alpha1.TemplateRef) (*v1alpha1.Template, error) 
 		}
 	}
 	if err != nil {
-		if r.refErrs == nil {
-			r.refErrs = map[v1alpha1.TemplateRef]error{}
+		if f.refErrs == nil {
+			f.refErrs = map[v1alpha1.TemplateRef]error{}
 		}
-		r.refErrs[ref] = err
+		f.refErrs[ref] = err
 		return nil, err
 	}
-	if r.refTmpls == nil {
-		r.refTmpls = map[v1alpha1.TemplateRef]*v1alpha1.Template{}
+	if f.refTmpls == nil {
+		f.refTmpls = map[v1alpha1.TemplateRef]*v1alpha1.Template{}
 	}
-	r.refTmpls[ref] = t
+	f.refTmpls[ref] = t
 	return t, nil
 }
 
 // withDefaults merges spec.templateDefaults into t (the template's own
 // fields win; objects merge, lists are replaced), keeping t's type.
-func (r *run) withDefaults(t *v1alpha1.Template) (*v1alpha1.Template, error) {
-	d := r.spec.TemplateDefaults
+func (f *facts) withDefaults(t *v1alpha1.Template) (*v1alpha1.Template, error) {
+	d := f.spec.TemplateDefaults
 	if d == nil {
 		return t, nil
 	}
-	if m, ok := r.merged[t]; ok {
+	if m, ok := f.merged[t]; ok {
 		return m, nil
 	}
 	merged, err := mergeTemplate(d, t)
 	if err != nil {
 		return nil, fmt.Errorf("cannot apply templateDefaults to template %s: %w", t.Name, err)
 	}
-	if r.merged == nil {
-		r.merged = map[*v1alpha1.Template]*v1alpha1.Template{}
+	if f.merged == nil {
+		f.merged = map[*v1alpha1.Template]*v1alpha1.Template{}
 	}
-	r.merged[t] = merged
+	f.merged[t] = merged
 	return merged, nil
 }
 
@@ -223,17 +223,17 @@ func keepType(out, orig *v1alpha1.Template) {
 
 // retryStrategy is the template's own strategy or else the workflow's
 // (rule 7.1).
-func (r *run) retryStrategy(t *v1alpha1.Template) *v1alpha1.RetryStrategy {
+func (f *facts) retryStrategy(t *v1alpha1.Template) *v1alpha1.RetryStrategy {
 	if t.RetryStrategy != nil {
 		return t.RetryStrategy
 	}
-	return r.spec.RetryStrategy
+	return f.spec.RetryStrategy
 }
 
 // nodeTemplate finds the template a node was created from, for the rare
 // look-ups made outside the tree walk (daemons, global output names). It
 // returns nil when it cannot tell (an inline template, say).
-func (r *run) nodeTemplate(n v1alpha1.NodeStatus) *v1alpha1.Template {
+func (f *facts) nodeTemplate(n v1alpha1.NodeStatus) *v1alpha1.Template {
 	var tc tmplCtx
 	switch {
 	case len(n.TemplateScope) > len("namespaced/") && n.TemplateScope[:len("namespaced/")] == "namespaced/":
@@ -241,13 +241,13 @@ func (r *run) nodeTemplate(n v1alpha1.NodeStatus) *v1alpha1.Template {
 	case len(n.TemplateScope) > len("cluster/") && n.TemplateScope[:len("cluster/")] == "cluster/":
 		tc = refContext(n.TemplateScope[len("cluster/"):], true)
 	default:
-		tc = r.rootContext()
+		tc = f.rootContext()
 	}
 	h := holder{template: n.TemplateName, ref: n.TemplateRef}
 	if h.template == "" && h.ref == nil {
 		return nil
 	}
-	t, _, err := r.resolve(h, tc)
+	t, _, err := f.resolve(h, tc)
 	if err != nil {
 		return nil
 	}

@@ -141,11 +141,11 @@ spec:
     containerSet:
       containers: [{name: main, image: busybox}]
 `)
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		if l.Template.Resource != nil {
-			return &outcome{phase: v1alpha1.NodeError, message: "resource templates are not supported by the local runtime"}
+			return &stepEnd{phase: v1alpha1.NodeError, message: "resource templates are not supported by the local runtime"}
 		}
-		return &outcome{}
+		return &stepEnd{}
 	}
 	d.run()
 	d.expect(v1alpha1.WorkflowFailed, d.wf.Status.Message, map[string]string{

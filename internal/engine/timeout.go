@@ -12,13 +12,13 @@ import (
 // until its duration has passed (then Succeeded, supplied outputs taking
 // their defaults) or until someone resumes it by setting it Succeeded, which
 // the fulfilled check of executeTemplate then sees.
-func (r *run) executeSuspend(in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *run) executeSuspend(in invocation, opts execOpts) (outcome, error) {
 	node, ok := r.byName(in.name)
 	if !ok {
-		n, err := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeSuspend, h: in.h, scope: in.scope,
+		n, ok := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeSuspend, h: in.h, scope: in.scope,
 			boundaryID: opts.boundaryID, phase: v1alpha1.NodeRunning, flag: opts.flag, inputs: in.inputs})
-		if err != nil {
-			return v1alpha1.NodeStatus{}, err
+		if !ok {
+			return outcome{hold: holdNodeLimit}, nil
 		}
 		if out := suppliedOutputs(in.tmpl); out != nil {
 			n.Outputs = out
@@ -27,31 +27,30 @@ func (r *run) executeSuspend(in invocation, opts execOpts) (v1alpha1.NodeStatus,
 		node = n
 	}
 	if in.tmpl.Suspend.Duration == "" {
-		return node, nil
+		return outcome{node: node}, nil
 	}
 	text, err := in.v.replace(in.tmpl.Suspend.Duration, expr.Lenient)
 	if err != nil {
-		return node, err
+		return outcome{node: node}, err
 	}
 	d, err := parseStringDuration(text)
 	if err != nil {
-		return node, fmt.Errorf("invalid suspend duration %q: %w", text, err)
+		return outcome{node: node}, fmt.Errorf("invalid suspend duration %q: %w", text, err)
 	}
 	until := node.StartedAt.Add(d)
 	if r.now.Before(until) {
 		r.wake(until)
-		return node, nil
+		return outcome{node: node}, nil
 	}
 	if node.Outputs != nil {
 		out := node.Outputs.DeepCopy()
 		if err := outputsWithDefaults(out); err != nil {
-			return node, err
+			return outcome{node: node}, err
 		}
 		node.Outputs = out
 		r.put(node)
 	}
-	n := r.setPhase(node.ID, v1alpha1.NodeSucceeded)
-	return n, nil
+	return outcome{node: r.setPhase(node.ID, v1alpha1.NodeSucceeded)}, nil
 }
 
 // suppliedOutputs are the output parameters a suspend node waits to be
@@ -86,12 +85,13 @@ func outputsWithDefaults(out *v1alpha1.Outputs) error {
 }
 
 // revisitLeaf checks the template timeout of a node still Pending (rule
-// 8.3): past it, the node fails "timeout" and the caller's group fails.
-func (r *run) revisitLeaf(n v1alpha1.NodeStatus, in invocation) (v1alpha1.NodeStatus, error) {
-	r.sawActive = true
-	r.sawRunning = r.sawRunning || podRunning(n)
+// 8.3): past it, the node fails "timeout" and the caller's group fails
+// (outcome.timeout).
+func (r *run) revisitLeaf(n v1alpha1.NodeStatus, in invocation) outcome {
+	r.sawWaiting()
+	r.sawPod(n)
 	if n.Phase != v1alpha1.NodePending {
-		return n, nil
+		return outcome{node: n}
 	}
 	for _, raw := range []string{in.tmpl.Timeout, in.tmpl.PendingTimeout} {
 		if raw == "" {
@@ -107,11 +107,11 @@ func (r *run) revisitLeaf(n v1alpha1.NodeStatus, in invocation) (v1alpha1.NodeSt
 		}
 		deadline := n.StartedAt.Add(d)
 		if r.now.After(deadline) {
-			return r.killNode(n, v1alpha1.NodeFailed, errTimeout.Error()), errTimeout
+			return outcome{node: r.killNode(n, v1alpha1.NodeFailed, timeoutMessage), timeout: true}
 		}
 		r.wake(deadline)
 	}
-	return n, nil
+	return outcome{node: n}
 }
 
 // leafDeadline computes the absolute deadline of a new leaf: the workflow

@@ -111,7 +111,7 @@ spec:
 // deadline; the workflow fails the normal way.
 func TestWorkflowDeadline(t *testing.T) {
 	d := load(t, deadlineYAML(""))
-	d.respond = func(_ *driver, l Launch) *outcome {
+	d.respond = func(_ *driver, l Launch) *stepEnd {
 		o := conventionOutcome(l)
 		o.deaf = l.Template.Name == "long" // ignores its deadline: only the engine stops it
 		return o
@@ -149,7 +149,7 @@ spec:
   - name: short
     container: {image: busybox, command: [sleep, "9"]}
 `)
-	d.respond = func(_ *driver, l Launch) *outcome { return &outcome{duration: 9 * time.Second, hang: true} }
+	d.respond = func(_ *driver, l Launch) *stepEnd { return &stepEnd{duration: 9 * time.Second, hang: true} }
 	d.run()
 	d.expect(v1alpha1.WorkflowFailed, d.node("dn").Message, map[string]string{
 		"dn[0].wait": "Suspend Failed Step exceeded its deadline",
@@ -178,7 +178,7 @@ spec:
     timeout: 30s
     container: {image: busybox, command: [echo, hi]}
 `)
-	d.respond = func(*driver, Launch) *outcome { return &outcome{pending: true} }
+	d.respond = func(*driver, Launch) *stepEnd { return &stepEnd{pending: true} }
 	d.run()
 	d.expect(v1alpha1.WorkflowFailed, "timeout", map[string]string{
 		"pt[0].a": "Pod Failed timeout",

@@ -79,12 +79,12 @@ spec:
 func trapExitCodeInExpression(t *testing.T) {
 	d := load(t, retryYAML("      limit: 3\n      expression: lastRetry.exitCode == '-1'", "{{lastRetry.exitCode}}"))
 	n := 0
-	d.respond = func(*driver, Launch) *outcome {
+	d.respond = func(*driver, Launch) *stepEnd {
 		n++
 		if n == 3 {
-			return &outcome{phase: v1alpha1.NodeError, message: "x", exitCode: 7}
+			return &stepEnd{phase: v1alpha1.NodeError, message: "x", exitCode: 7}
 		}
-		return &outcome{phase: v1alpha1.NodeError, message: "x", noExit: true}
+		return &stepEnd{phase: v1alpha1.NodeError, message: "x", noExit: true}
 	}
 	d.run()
 	d.expect(v1alpha1.WorkflowFailed, rpFailed, map[string]string{"rp[0].r": "Retry Error retryStrategy.expression evaluated to false"})
