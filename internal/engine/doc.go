@@ -25,10 +25,12 @@
 //
 //	func Reconcile(s Snapshot, now time.Time) (Result, error)
 //
-// The caller (internal/controller) loads a Snapshot: the Workflow (spec and
-// current status), a TemplateResolver, the step results the runtime
-// reported since the last call (by node ID), Limits and an optional Prepared.
-// Reconcile returns:
+// The caller (internal/controller) loads a Snapshot, all plain data: the
+// Workflow (spec and current status), a TemplateResolver, the step results
+// the runtime reported since the last call (by node ID), Limits, an
+// optional Prepared, the memoization entries the last pass asked for
+// (Memos) and a copy of the lock state the workflow needs (Locks, a
+// synclock.Table). Reconcile returns:
 //
 //   - Result.Status: the new status. Only the nodes listed in
 //     Result.Changed were created or modified, so a store can write just
@@ -41,6 +43,14 @@
 //     (retry backoff, suspend duration, workflow deadline, Pending timeout,
 //     or "as soon as possible" when a pass changed something nothing will
 //     report on).
+//   - Result.Locks, Plan.Memoize and Result.Metadata: the decisions the
+//     caller commits after it persists Status: lock acquisitions, places in
+//     queues and releases (Status.Synchronization already shows them),
+//     memoization writes, and the workflow's labels and annotations from
+//     workflowMetadata.
+//   - Result.Need: the memoization entries and lock state the pass found
+//     missing from the Snapshot. The nodes that need them are not created
+//     in this pass; the caller loads them and calls again at once.
 //
 // The caller persists Status, then starts each Launch and kills each Kill,
 // and calls Reconcile again on every reported result and after
@@ -173,8 +183,14 @@
 // # Imports
 //
 // engine imports the API types (pkg/apis/v1alpha1, with k8s.io/api/core/v1
-// for resource names), internal/expr and the standard library (and
-// apimachinery for metav1.Time, IntOrString and resource.Quantity). It
-// must not import the store, the runtime, the executor, the server, the
-// controller or any Kubernetes client: they call it.
+// for resource names), internal/expr, internal/spec, internal/step (the
+// launch and result types it shares with the runtimes), internal/synclock
+// (the lock table, a value) and the standard library (and apimachinery for
+// metav1.Time, IntOrString and resource.Quantity).
+//
+// # Must not import
+//
+// The store, the runtime, the executor, the server, the controller, the
+// CLI, internal/app or any Kubernetes client: they call it. make lint-arch
+// checks it.
 package engine
