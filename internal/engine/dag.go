@@ -224,7 +224,7 @@ func (d *dagRun) existingTask(i int, target bool) {
 	}
 	d.done = false
 	if isLeafType(node.Type) && taskCall(task) == nil && !d.r.relaunch[node.ID] {
-		d.r.revisitExisting(node, taskHolder(task), d.in.tc) // running: nothing else to do
+		d.r.revisitExisting(node, taskSite(task), d.in.tc) // running: nothing else to do
 		return
 	}
 	name := d.taskNodeName(task.Name)
@@ -321,7 +321,7 @@ func (d *dagRun) placeholder(i int, name string, phase v1alpha1.NodePhase, msg s
 	}
 	task := &d.info.tasks[i]
 	d.connect(i, name)
-	if _, ok := d.r.placeholder(name, taskHolder(task), d.in.tc.scope, d.id, phase, msg); ok {
+	if _, ok := d.r.placeholder(name, taskSite(task), d.in.tc.scope, d.id, phase, msg); ok {
 		d.ok[i] = true // a placeholder is done, and has no hooks
 	}
 }
@@ -389,7 +389,7 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 			return
 		}
 		d.connect(i, name)
-		if _, ok := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeTaskGroup, h: taskHolder(task), scope: d.in.tc.scope,
+		if _, ok := r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeTaskGroup, h: taskSite(task), scope: d.in.tc.scope,
 			boundaryID: d.id, phase: v1alpha1.NodeRunning, flag: &v1alpha1.NodeFlag{}}); !ok {
 			return
 		}
@@ -408,7 +408,7 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 		case ex && plain && fulfilled(n):
 			continue
 		case ex && plain && isLeafType(n.Type) && !r.relaunch[n.ID]:
-			if r.revisitExisting(n, taskHolder(task), d.in.tc).timeout {
+			if r.revisitExisting(n, taskSite(task), d.in.tc).timeout {
 				return
 			}
 			continue
@@ -419,7 +419,7 @@ func (d *dagRun) runLoop(i int, name string, resolved *v1alpha1.DAGTask, e *loop
 		t, err := d.iterationTask(i, &base, e, k, ex && plain)
 		if err != nil {
 			if !ex && !r.yield() {
-				_, _ = r.placeholder(e.full[k], taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
+				_, _ = r.placeholder(e.full[k], taskSite(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
 				r.addChild(groupID, e.ids[k])
 			}
 			continue
@@ -490,16 +490,16 @@ func (d *dagRun) runTask(i int, full string, t *v1alpha1.DAGTask, groupID string
 		}
 		ok, err := d.r.lim.Expression.EvalWhen(t.When)
 		if err != nil {
-			_, _ = r.placeholder(full, taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
+			_, _ = r.placeholder(full, taskSite(task), d.in.tc.scope, d.id, v1alpha1.NodeError, err.Error())
 			return false
 		}
 		if !ok {
-			_, _ = r.placeholder(full, taskHolder(task), d.in.tc.scope, d.id, v1alpha1.NodeSkipped,
+			_, _ = r.placeholder(full, taskSite(task), d.in.tc.scope, d.id, v1alpha1.NodeSkipped,
 				fmt.Sprintf("when '%s' evaluated false", t.When))
 			return false
 		}
 	}
-	o, err := r.executeTemplate(full, taskHolder(t), d.in.tc, &t.Arguments, d.opts)
+	o, err := r.executeTemplate(full, taskSite(t), d.in.tc, &t.Arguments, d.opts)
 	switch {
 	case err != nil && endsWorkflow(err):
 	case err != nil:

@@ -435,7 +435,7 @@ func (d *dagRun) entries(name string) expr.Scope {
 				d.refErr = err
 			}
 		} else if j, ok := d.info.index[name]; ok {
-			r.addNodeEntries(sc, prefix, n, taskHolder(&d.info.tasks[j]), d.in.tc)
+			r.addNodeEntries(sc, prefix, n, taskSite(&d.info.tasks[j]), d.in.tc)
 		}
 	}
 	if d.cache == nil {

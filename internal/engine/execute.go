@@ -21,13 +21,13 @@ type execOpts struct {
 	execDeadline time.Time // retry maxDuration deadline handed to pods
 }
 
-// executeTemplate runs the template a holder names as the node called name
+// executeTemplate runs the template a call site names as the node called name
 // (ctl/operator.go executeTemplate). A fulfilled node returns at once, which
 // keeps a pass O(nodes) with a small constant (rule 0.1). It returns the
 // outcome: the node (the zero NodeStatus when none was created this pass),
 // or why it was held back or that it timed out, and a user error on the
 // node, which the caller turns into a group or task outcome (rules 2.4, 2.9).
-func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.Arguments, opts execOpts) (outcome, error) {
+func (r *run) executeTemplate(name string, h callSite, tc tmplCtx, args *v1alpha1.Arguments, opts execOpts) (outcome, error) {
 	node, exists := r.byName(name)
 	if exists && fulfilled(node) {
 		r.sawPod(node) // a daemon
@@ -85,7 +85,7 @@ func (r *run) executeTemplate(name string, h holder, tc tmplCtx, args *v1alpha1.
 
 // prepare resolves the template of an invocation, binds its inputs and
 // builds its variables (rule 6.1). Its errors are user errors for the node.
-func (r *run) prepare(name string, h holder, tc tmplCtx, args *v1alpha1.Arguments, existing *v1alpha1.NodeStatus, opts execOpts) (invocation, error) {
+func (r *run) prepare(name string, h callSite, tc tmplCtx, args *v1alpha1.Arguments, existing *v1alpha1.NodeStatus, opts execOpts) (invocation, error) {
 	if opts.depth >= r.lim.MaxDepth {
 		e := &limitError{node: name, what: fmt.Sprintf("templates nest %d deep", opts.depth), key: "maxDepth", limit: r.lim.MaxDepth}
 		r.stopFor(e)
@@ -101,9 +101,9 @@ func (r *run) prepare(name string, h holder, tc tmplCtx, args *v1alpha1.Argument
 	v := r.newVars(nil)
 	v.set("node.name", name)
 	switch h.kind {
-	case holderStep:
+	case siteStep:
 		v.set("steps.name", h.name)
-	case holderTask:
+	case siteTask:
 		v.set("tasks.name", h.name)
 	}
 	inputs, err := nodeInputs(existing, tmpl, args, v)
@@ -136,7 +136,7 @@ func (f *facts) checkInputs(node string, in *v1alpha1.Inputs) error {
 
 // revisitExisting is the fast path for a leaf node that is still running:
 // nothing is substituted again; only a Pending node's timeout is checked.
-func (r *run) revisitExisting(n v1alpha1.NodeStatus, h holder, tc tmplCtx) outcome {
+func (r *run) revisitExisting(n v1alpha1.NodeStatus, h callSite, tc tmplCtx) outcome {
 	r.sawWaiting()
 	r.sawPod(n)
 	if n.Phase != v1alpha1.NodePending {
@@ -159,7 +159,7 @@ func (r *run) revisitExisting(n v1alpha1.NodeStatus, h holder, tc tmplCtx) outco
 // resolved template with its bound inputs, and its variables.
 type invocation struct {
 	name   string
-	h      holder
+	h      callSite
 	tc     tmplCtx // where the template's own steps resolve templates
 	scope  string  // templateScope of the caller, recorded on the node
 	tmpl   *v1alpha1.Template
@@ -196,7 +196,7 @@ func (r *run) dispatch(in invocation, opts execOpts) (outcome, error) {
 
 // errorNode marks an existing node Error, or creates an Error placeholder
 // (ctl/operator.go initializeNodeOrMarkError, rule 1.10).
-func (r *run) errorNode(existing *v1alpha1.NodeStatus, name string, h holder, tc tmplCtx, opts execOpts, err error) v1alpha1.NodeStatus {
+func (r *run) errorNode(existing *v1alpha1.NodeStatus, name string, h callSite, tc tmplCtx, opts execOpts, err error) v1alpha1.NodeStatus {
 	if existing != nil {
 		return r.markError(existing.ID, err)
 	}

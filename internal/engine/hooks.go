@@ -121,7 +121,7 @@ func (r *run) runExitHook(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc 
 		}
 		args = resolved
 	}
-	o, err := r.executeTemplate(name, hookHolder(hook), tc, &args, hookOpts(opts, true))
+	o, err := r.executeTemplate(name, hookSite(hook), tc, &args, hookOpts(opts, true))
 	r.linkHook(parent, name)
 	return true, o, err
 }
@@ -146,7 +146,7 @@ func (r *run) errorHookNode(name string, hook *v1alpha1.LifecycleHook, parent v1
 		if ok {
 			existing = &n
 		}
-		r.errorNode(existing, name, hookHolder(hook), tc, hookOpts(opts, false), err)
+		r.errorNode(existing, name, hookSite(hook), tc, hookOpts(opts, false), err)
 		r.linkHook(parent, name)
 	}
 	return err
@@ -210,7 +210,7 @@ func (r *run) lifecycleHooks(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, 
 			}
 			args = resolved
 		}
-		o, err := r.executeTemplate(name, hookHolder(&hook), tc, &args, hookOpts(opts, false))
+		o, err := r.executeTemplate(name, hookSite(&hook), tc, &args, hookOpts(opts, false))
 		r.linkHook(parent, name)
 		if err != nil || o.timeout {
 			return false, o.timeout, err
@@ -263,7 +263,7 @@ func (r *run) workflowHooks() bool {
 			}
 		}
 		args := hook.Arguments
-		o, _ := r.executeTemplate(name, hookHolder(&hook), r.rootContext(), &args,
+		o, _ := r.executeTemplate(name, hookSite(&hook), r.rootContext(), &args,
 			execOpts{flag: &v1alpha1.NodeFlag{Hooked: true}})
 		r.linkHook(root, name)
 		if node := o.node; node.ID == "" || !fulfilled(node) {

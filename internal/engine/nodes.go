@@ -81,7 +81,7 @@ func isLeafType(t v1alpha1.NodeType) bool {
 type nodeInit struct {
 	name       string
 	typ        v1alpha1.NodeType
-	h          holder
+	h          callSite
 	scope      string
 	boundaryID string
 	phase      v1alpha1.NodePhase
@@ -129,7 +129,7 @@ func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, bool) {
 
 // placeholder creates a Skipped-type node that never runs (rule 1.10);
 // false as newNode.
-func (r *run) placeholder(name string, h holder, scope, boundaryID string, phase v1alpha1.NodePhase, msg string) (v1alpha1.NodeStatus, bool) {
+func (r *run) placeholder(name string, h callSite, scope, boundaryID string, phase v1alpha1.NodePhase, msg string) (v1alpha1.NodeStatus, bool) {
 	return r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeSkipped, h: h, scope: scope,
 		boundaryID: boundaryID, phase: phase, flag: &v1alpha1.NodeFlag{}, message: msg})
 }

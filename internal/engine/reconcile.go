@@ -128,7 +128,7 @@ func (r *run) start() bool {
 // operate runs the entrypoint, the workflow hooks and the exit handler, in
 // the order of rule 9.4, and settles the workflow phase (rule 2.2).
 func (r *run) operate() {
-	o, err := r.executeTemplate(r.wf.Name, holder{kind: holderEntry, template: r.spec.Entrypoint},
+	o, err := r.executeTemplate(r.wf.Name, callSite{kind: siteEntry, template: r.spec.Entrypoint},
 		r.rootContext(), &r.spec.Arguments, execOpts{})
 	if msg, failed := failureText(o, err); failed {
 		r.completeWorkflow(v1alpha1.WorkflowError, "error in entry template execution: "+msg)
@@ -194,7 +194,7 @@ func (r *run) workflowExitHandler() (*v1alpha1.NodeStatus, bool) {
 		return nil, true
 	}
 	args := hook.Arguments
-	o, err := r.executeTemplate(name, hookHolder(hook), r.rootContext(), &args,
+	o, err := r.executeTemplate(name, hookSite(hook), r.rootContext(), &args,
 		execOpts{onExit: true, flag: &v1alpha1.NodeFlag{Hooked: true}})
 	if msg, failed := failureText(o, err); failed {
 		r.completeWorkflow(v1alpha1.WorkflowError, "error in exit template execution : "+msg)

@@ -111,7 +111,7 @@ func (s *stepRefs) checkGroup(g int) error {
 // producer's defaults (rule 6.6).
 func (f *facts) addStepEntries(sc expr.Scope, prefix, group string, step *v1alpha1.WorkflowStep, tc tmplCtx) error {
 	if n, ok := f.byName(group + "." + step.Name); ok {
-		f.addNodeEntries(sc, prefix, n, stepHolder(step), tc)
+		f.addNodeEntries(sc, prefix, n, stepSite(step), tc)
 		return nil
 	}
 	if !isLoopStep(step) {
@@ -133,7 +133,7 @@ func (f *facts) addStepEntries(sc expr.Scope, prefix, group string, step *v1alph
 }
 
 // addNodeEntries adds a node's variables, or a skipped producer's.
-func (f *facts) addNodeEntries(sc expr.Scope, prefix string, n v1alpha1.NodeStatus, h holder, tc tmplCtx) {
+func (f *facts) addNodeEntries(sc expr.Scope, prefix string, n v1alpha1.NodeStatus, h callSite, tc tmplCtx) {
 	if n.Type == v1alpha1.NodeTypeSkipped && (n.Phase == v1alpha1.NodeSkipped || n.Phase == v1alpha1.NodeOmitted) {
 		addNodeFields(sc, prefix, n)
 		f.addSkippedOutputs(sc, prefix, h, tc)
@@ -187,7 +187,7 @@ func addOutputs(sc expr.Scope, prefix string, out *v1alpha1.Outputs) {
 
 // addSkippedOutputs gives a producer that never ran its declared outputs:
 // valueFrom.default, else absent (nil) (rule 6.6, trap 13).
-func (f *facts) addSkippedOutputs(sc expr.Scope, prefix string, h holder, tc tmplCtx) {
+func (f *facts) addSkippedOutputs(sc expr.Scope, prefix string, h callSite, tc tmplCtx) {
 	t, _, err := f.resolve(h, tc)
 	if err != nil {
 		return

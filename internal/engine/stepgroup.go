@@ -18,8 +18,8 @@ type stepChild struct {
 	exists bool
 }
 
-func (c *stepChild) holder() holder {
-	h := stepHolder(c.step)
+func (c *stepChild) site() callSite {
+	h := stepSite(c.step)
 	if c.short != "" {
 		h.name = c.short
 	}
@@ -178,7 +178,7 @@ func (r *run) planStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.
 	}
 	if e.len() == 0 {
 		if _, ok := r.byName(childName); !ok {
-			n, made := r.placeholder(childName, stepHolder(s), tc.scope, g.BoundaryID, v1alpha1.NodeSkipped, "Skipped, empty params")
+			n, made := r.placeholder(childName, stepSite(s), tc.scope, g.BoundaryID, v1alpha1.NodeSkipped, "Skipped, empty params")
 			if !made {
 				return nil, errors.New(nodeLimitMessage) // the group errors; the workflow ends Error (stopFor)
 			}
@@ -229,7 +229,7 @@ func (r *run) runStepChild(w *groupWalk, c stepChild) bool {
 			return false
 		}
 		if ok && isLeafType(n.Type) && !r.relaunch[n.ID] {
-			if r.revisitExisting(n, c.holder(), tc).timeout {
+			if r.revisitExisting(n, c.site(), tc).timeout {
 				r.setPhase(g.ID, v1alpha1.NodeFailed, timeoutMessage)
 				return true
 			}
@@ -243,21 +243,21 @@ func (r *run) runStepChild(w *groupWalk, c stepChild) bool {
 		}
 		ok, err := r.lim.Expression.EvalWhen(c.step.When)
 		if err != nil {
-			if n, made := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeError, err.Error()); made {
+			if n, made := r.placeholder(c.name, c.site(), tc.scope, opts.boundaryID, v1alpha1.NodeError, err.Error()); made {
 				r.addChild(g.ID, n.ID)
 			}
 			r.markError(g.ID, err)
 			return true
 		}
 		if !ok {
-			if n, made := r.placeholder(c.name, c.holder(), tc.scope, opts.boundaryID, v1alpha1.NodeSkipped,
+			if n, made := r.placeholder(c.name, c.site(), tc.scope, opts.boundaryID, v1alpha1.NodeSkipped,
 				fmt.Sprintf("when '%s' evaluated false", c.step.When)); made {
 				r.addChild(g.ID, n.ID)
 			}
 			return false
 		}
 	}
-	o, err := r.executeTemplate(c.name, c.holder(), tc, &c.step.Arguments, opts)
+	o, err := r.executeTemplate(c.name, c.site(), tc, &c.step.Arguments, opts)
 	if o.node.ID != "" && !c.exists {
 		r.addChild(g.ID, o.node.ID)
 	}

@@ -8,37 +8,37 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// holderKind says what called a template: the entrypoint, a step, a DAG
+// siteKind says what called a template: the entrypoint, a step, a DAG
 // task or a hook (exit handlers included).
-type holderKind uint8
+type siteKind uint8
 
 const (
-	holderEntry holderKind = iota
-	holderStep
-	holderTask
-	holderHook
+	siteEntry siteKind = iota
+	siteStep
+	siteTask
+	siteHook
 )
 
-// holder is what names a template to run (Argo's TemplateReferenceHolder):
+// callSite is what names a template to run (Argo's TemplateReferenceHolder):
 // a template name, a templateRef or an inline template.
-type holder struct {
-	kind     holderKind
+type callSite struct {
+	kind     siteKind
 	name     string // the step's or task's (expanded) name
 	template string
 	ref      *v1alpha1.TemplateRef
 	inline   *v1alpha1.Template
 }
 
-func stepHolder(s *v1alpha1.WorkflowStep) holder {
-	return holder{kind: holderStep, name: s.Name, template: s.Template, ref: s.TemplateRef, inline: s.Inline}
+func stepSite(s *v1alpha1.WorkflowStep) callSite {
+	return callSite{kind: siteStep, name: s.Name, template: s.Template, ref: s.TemplateRef, inline: s.Inline}
 }
 
-func taskHolder(t *v1alpha1.DAGTask) holder {
-	return holder{kind: holderTask, name: t.Name, template: t.Template, ref: t.TemplateRef, inline: t.Inline}
+func taskSite(t *v1alpha1.DAGTask) callSite {
+	return callSite{kind: siteTask, name: t.Name, template: t.Template, ref: t.TemplateRef, inline: t.Inline}
 }
 
-func hookHolder(h *v1alpha1.LifecycleHook) holder {
-	return holder{kind: holderHook, template: h.Template, ref: h.TemplateRef}
+func hookSite(h *v1alpha1.LifecycleHook) callSite {
+	return callSite{kind: siteHook, template: h.Template, ref: h.TemplateRef}
 }
 
 // tmplCtx is where template names resolve: the workflow itself, or the
@@ -50,10 +50,10 @@ type tmplCtx struct {
 
 func (f *facts) rootContext() tmplCtx { return tmplCtx{scope: "local/" + f.wf.Name} }
 
-// resolve returns the template a holder names, with templateDefaults merged
+// resolve returns the template a call site names, with templateDefaults merged
 // in, and the context its own steps resolve in. The returned template is
 // shared: callers must not modify it.
-func (f *facts) resolve(h holder, tc tmplCtx) (*v1alpha1.Template, tmplCtx, error) {
+func (f *facts) resolve(h callSite, tc tmplCtx) (*v1alpha1.Template, tmplCtx, error) {
 	var (
 		t   *v1alpha1.Template
 		err error
@@ -243,7 +243,7 @@ func (f *facts) nodeTemplate(n v1alpha1.NodeStatus) *v1alpha1.Template {
 	default:
 		tc = f.rootContext()
 	}
-	h := holder{template: n.TemplateName, ref: n.TemplateRef}
+	h := callSite{template: n.TemplateName, ref: n.TemplateRef}
 	if h.template == "" && h.ref == nil {
 		return nil
 	}
