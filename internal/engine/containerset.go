@@ -34,7 +34,7 @@ func containerNodeName(pod, c string) string { return pod + "." + c }
 // newContainerNodes makes the Container nodes of a containerSet's new Pod
 // node, Pending, linked by their dependencies. False: the node limit was
 // reached (newNode).
-func (r *run) newContainerNodes(pod v1alpha1.NodeStatus, cs *v1alpha1.ContainerSetTemplate, in invocation) bool {
+func (r *pass) newContainerNodes(pod v1alpha1.NodeStatus, cs *v1alpha1.ContainerSetTemplate, in invocation) bool {
 	for i := range cs.Containers {
 		c := &cs.Containers[i]
 		n, ok := r.newNode(nodeInit{name: containerNodeName(pod.Name, c.Name), typ: v1alpha1.NodeTypeContainer,
@@ -62,7 +62,7 @@ func (r *run) newContainerNodes(pod v1alpha1.NodeStatus, cs *v1alpha1.ContainerS
 // mergeContainers moves the pod's Container nodes on from res. When the pod
 // has ended (final), a container with no final state ends with the pod's
 // phase: it did not run to its end.
-func (r *run) mergeContainers(pod v1alpha1.NodeStatus, res StepResult, final bool) {
+func (r *pass) mergeContainers(pod v1alpha1.NodeStatus, res StepResult, final bool) {
 	cs := r.containerSetOf(pod)
 	if cs == nil {
 		return
@@ -89,7 +89,7 @@ func (r *run) mergeContainers(pod v1alpha1.NodeStatus, res StepResult, final boo
 }
 
 // putContainer writes one container's state to its node.
-func (r *run) putContainer(n v1alpha1.NodeStatus, c ContainerResult) {
+func (r *pass) putContainer(n v1alpha1.NodeStatus, c ContainerResult) {
 	switch {
 	case c.Phase == "" || c.Phase == n.Phase:
 		return

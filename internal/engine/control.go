@@ -122,7 +122,7 @@ const failFastMessage = "template has failed or errored children and failFast en
 // checkParallelism reports whether parallelism or failFast holds a node
 // back: it may not be created or advanced now (ctl/operator.go
 // checkParallelism).
-func (r *run) checkParallelism(t *v1alpha1.Template, existing *v1alpha1.NodeStatus, opts execOpts) bool {
+func (r *pass) checkParallelism(t *v1alpha1.Template, existing *v1alpha1.NodeStatus, opts execOpts) bool {
 	if limit, ok := limitValue(r.spec.Parallelism); ok && existing == nil && r.workflowActivePods(r.nodes) >= limit {
 		return true
 	}
@@ -142,7 +142,7 @@ func (r *run) checkParallelism(t *v1alpha1.Template, existing *v1alpha1.NodeStat
 // holdBoundary applies a Steps or DAG template's failFast and parallelism to
 // its boundary: once a child failed no new child starts, and when none is
 // active the template fails (rule 10.3). It reports whether the node is held.
-func (r *run) holdBoundary(id, name string, t *v1alpha1.Template, forChild bool) bool {
+func (r *pass) holdBoundary(id, name string, t *v1alpha1.Template, forChild bool) bool {
 	limit, hasLimit := limitValue(t.Parallelism)
 	if !failFast(t) && !hasLimit {
 		return false
@@ -169,7 +169,7 @@ func (r *run) holdBoundary(id, name string, t *v1alpha1.Template, forChild bool)
 
 // applyExecutionControl applies a shutdown or a passed workflow deadline to
 // the nodes that are still active (rules 8.1, 10.4).
-func (r *run) applyExecutionControl() {
+func (r *pass) applyExecutionControl() {
 	if r.shutdown == "" && !r.pastDeadline {
 		return
 	}

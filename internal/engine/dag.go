@@ -9,7 +9,7 @@ import (
 
 // dagRun is one pass over one DAG node (ctl/dag.go dagContext).
 type dagRun struct {
-	r       *run
+	r       *pass
 	in      invocation
 	id      string // the DAG node's ID
 	info    *dagInfo
@@ -28,7 +28,7 @@ type dagRun struct {
 
 // executeDAG runs a DAG template: each target with its dependencies first,
 // then the phase from the target branches (rules 1.7, 2.5, 3).
-func (r *run) executeDAG(in invocation, opts execOpts) (outcome, error) {
+func (r *pass) executeDAG(in invocation, opts execOpts) (outcome, error) {
 	node, ok := r.byName(in.name)
 	if !ok {
 		if node, ok = r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeDAG, h: in.h, scope: in.scope,

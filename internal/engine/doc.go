@@ -74,14 +74,14 @@
 // deadline (control.go), run the entrypoint, the workflow hooks and the exit
 // handler in the order of rule 9.4, and settle the workflow phase (phase.go).
 //
-// A pass is a run, which composes two halves, as Tekton's PipelineRunFacts
+// A pass (the type pass) composes two halves, as Tekton's PipelineRunFacts
 // keeps what a reconcile knows apart from what it does. facts.go holds what
 // the pass knows: the snapshot, now, the node tree, templates and limits,
 // with methods that only read (node look-ups, children, attempts, outbound
 // nodes, templates, loops). recorder.go holds what the pass decides: every
 // node write (put, setPhase, addChild, killNode), the Plan's launches, kills
 // and memoization saves, lock decisions, needs, metadata, wake-ups, and the
-// bound that ends the workflow; it assembles the Result. The walk (run's own
+// bound that ends the workflow; it assembles the Result. The walk (pass's own
 // methods) reads the one and records into the other.
 //
 // Inside the walk an error means a user error on a node, nothing else.

@@ -27,7 +27,7 @@ type execOpts struct {
 // outcome: the node (the zero NodeStatus when none was created this pass),
 // or why it was held back or that it timed out, and a user error on the
 // node, which the caller turns into a group or task outcome (rules 2.4, 2.9).
-func (r *run) executeTemplate(name string, h callSite, tc tmplCtx, args *v1alpha1.Arguments, opts execOpts) (outcome, error) {
+func (r *pass) executeTemplate(name string, h callSite, tc tmplCtx, args *v1alpha1.Arguments, opts execOpts) (outcome, error) {
 	node, exists := r.byName(name)
 	if exists && fulfilled(node) {
 		r.sawPod(node) // a daemon
@@ -85,7 +85,7 @@ func (r *run) executeTemplate(name string, h callSite, tc tmplCtx, args *v1alpha
 
 // prepare resolves the template of an invocation, binds its inputs and
 // builds its variables (rule 6.1). Its errors are user errors for the node.
-func (r *run) prepare(name string, h callSite, tc tmplCtx, args *v1alpha1.Arguments, existing *v1alpha1.NodeStatus, opts execOpts) (invocation, error) {
+func (r *pass) prepare(name string, h callSite, tc tmplCtx, args *v1alpha1.Arguments, existing *v1alpha1.NodeStatus, opts execOpts) (invocation, error) {
 	if opts.depth >= r.lim.MaxDepth {
 		e := &limitError{node: name, what: fmt.Sprintf("templates nest %d deep", opts.depth), key: "maxDepth", limit: r.lim.MaxDepth}
 		r.stopFor(e)
@@ -136,7 +136,7 @@ func (f *facts) checkInputs(node string, in *v1alpha1.Inputs) error {
 
 // revisitExisting is the fast path for a leaf node that is still running:
 // nothing is substituted again; only a Pending node's timeout is checked.
-func (r *run) revisitExisting(n v1alpha1.NodeStatus, h callSite, tc tmplCtx) outcome {
+func (r *pass) revisitExisting(n v1alpha1.NodeStatus, h callSite, tc tmplCtx) outcome {
 	r.sawWaiting()
 	r.sawPod(n)
 	if n.Phase != v1alpha1.NodePending {
@@ -169,7 +169,7 @@ type invocation struct {
 
 // dispatch runs an invocation by template type. A user error marks the node
 // Error (creating it as a placeholder if needed) and is returned.
-func (r *run) dispatch(in invocation, opts execOpts) (outcome, error) {
+func (r *pass) dispatch(in invocation, opts execOpts) (outcome, error) {
 	var (
 		o   outcome
 		err error
@@ -196,7 +196,7 @@ func (r *run) dispatch(in invocation, opts execOpts) (outcome, error) {
 
 // errorNode marks an existing node Error, or creates an Error placeholder
 // (ctl/operator.go initializeNodeOrMarkError, rule 1.10).
-func (r *run) errorNode(existing *v1alpha1.NodeStatus, name string, h callSite, tc tmplCtx, opts execOpts, err error) v1alpha1.NodeStatus {
+func (r *pass) errorNode(existing *v1alpha1.NodeStatus, name string, h callSite, tc tmplCtx, opts execOpts, err error) v1alpha1.NodeStatus {
 	if existing != nil {
 		return r.markError(existing.ID, err)
 	}
@@ -257,7 +257,7 @@ var displayNameRegex = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9-.]{0,61}[a-zA-
 
 // applyDisplayName applies the display-name annotation to an existing node
 // (rule 1.5).
-func (r *run) applyDisplayName(existing *v1alpha1.NodeStatus, t *v1alpha1.Template, v *vars) error {
+func (r *pass) applyDisplayName(existing *v1alpha1.NodeStatus, t *v1alpha1.Template, v *vars) error {
 	raw, ok := t.Annotations[displayNameAnnotation]
 	if existing == nil || !ok || raw == "" {
 		return nil

@@ -50,7 +50,7 @@ func (c *hookCall) exitHook(spec *v1alpha1.WorkflowSpec) *v1alpha1.LifecycleHook
 // handler are all fulfilled: only then may its group or dependents move on.
 // timedOut is true when a hook's leaf passed its template timeout (the
 // caller fails with it); it is false when err is set.
-func (r *run) hooksAndExit(child v1alpha1.NodeStatus, c *hookCall, sv *vars, tc tmplCtx, opts execOpts) (done, timedOut bool, err error) {
+func (r *pass) hooksAndExit(child v1alpha1.NodeStatus, c *hookCall, sv *vars, tc tmplCtx, opts execOpts) (done, timedOut bool, err error) {
 	if c == nil {
 		return fulfilled(child), false, nil
 	}
@@ -96,7 +96,7 @@ func hasLifecycleHooks(h v1alpha1.LifecycleHooks) bool {
 // runExitHook runs <node>.onExit for a completed step or task (rule 9.2).
 // has is false when there is no exit handler to wait for. A hold is no
 // failure: the exit handler is not done yet.
-func (r *run) runExitHook(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (bool, outcome, error) {
+func (r *pass) runExitHook(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (bool, outcome, error) {
 	hook := c.exitHook(r.spec)
 	if hook == nil || r.shutdown == v1alpha1.ShutdownTerminate {
 		return false, outcome{}, nil
@@ -132,14 +132,14 @@ func hookOpts(opts execOpts, onExit bool) execOpts {
 }
 
 // linkHook makes an existing hook node a child of its parent (rule 1.7).
-func (r *run) linkHook(parent v1alpha1.NodeStatus, name string) {
+func (r *pass) linkHook(parent v1alpha1.NodeStatus, name string) {
 	if _, ok := r.byName(name); ok {
 		r.addChild(parent.ID, r.id(name))
 	}
 }
 
 // errorHookNode records a hook's error on its node and returns the error.
-func (r *run) errorHookNode(name string, hook *v1alpha1.LifecycleHook, parent v1alpha1.NodeStatus, tc tmplCtx, opts execOpts, err error) error {
+func (r *pass) errorHookNode(name string, hook *v1alpha1.LifecycleHook, parent v1alpha1.NodeStatus, tc tmplCtx, opts execOpts, err error) error {
 	n, ok := r.byName(name)
 	if !ok || !fulfilled(n) {
 		var existing *v1alpha1.NodeStatus
@@ -155,7 +155,7 @@ func (r *run) errorHookNode(name string, hook *v1alpha1.LifecycleHook, parent v1
 // resolveHookArgs substitutes an exit or hook's arguments leniently, with
 // <kind>.<name>.outputs.* naming the parent's own outputs (those of the last
 // attempt of a Retry node) (ctl/exit_handler.go resolveExitTmplArgument).
-func (r *run) resolveHookArgs(args v1alpha1.Arguments, parent v1alpha1.NodeStatus, c *hookCall, hv *vars) (v1alpha1.Arguments, error) {
+func (r *pass) resolveHookArgs(args v1alpha1.Arguments, parent v1alpha1.NodeStatus, c *hookCall, hv *vars) (v1alpha1.Arguments, error) {
 	av := r.newVars(hv)
 	prefix := c.kind + "." + c.name
 	if out := r.lastAttemptOf(parent).Outputs; out != nil {
@@ -185,7 +185,7 @@ func (r *run) resolveHookArgs(args v1alpha1.Arguments, parent v1alpha1.NodeStatu
 // lifecycleHooks runs a node's expression hooks (rule 9.3): each fires once,
 // the first time its expression is true, as <node>.hooks.<name>. done is
 // true when every hook that fired has finished; timedOut as hooksAndExit.
-func (r *run) lifecycleHooks(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (done, timedOut bool, err error) {
+func (r *pass) lifecycleHooks(parent v1alpha1.NodeStatus, c *hookCall, hv *vars, tc tmplCtx, opts execOpts) (done, timedOut bool, err error) {
 	done = true
 	for _, hn := range sortedKeys(hookNames(c.hooks)) {
 		hook := c.hooks[v1alpha1.LifecycleEvent(hn)]
@@ -235,7 +235,7 @@ func hookNames(h v1alpha1.LifecycleHooks) map[string]struct{} {
 // workflowHooks runs the workflow-level expression hooks (rule 9.3): they
 // see the global scope only, and become children of the root. It returns
 // true when every hook that fired has finished.
-func (r *run) workflowHooks() bool {
+func (r *pass) workflowHooks() bool {
 	if !hasLifecycleHooks(r.spec.Hooks) {
 		return true
 	}

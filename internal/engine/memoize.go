@@ -70,7 +70,7 @@ type memoLookup struct {
 // for a lock, and so has no memoizationStatus yet, runs as a miss when it
 // gets the lock. An invalid key, cache name or maxAge, or a failing
 // look-up, is an error for the node.
-func (r *run) memoize(in invocation, existing *v1alpha1.NodeStatus, opts execOpts) (memoLookup, error) {
+func (r *pass) memoize(in invocation, existing *v1alpha1.NodeStatus, opts execOpts) (memoLookup, error) {
 	m := in.tmpl.Memoize
 	if m == nil || (existing != nil && (existing.MemoizationStatus != nil || fulfilled(*existing))) {
 		return memoLookup{}, nil
@@ -136,7 +136,7 @@ func memoParams(m *v1alpha1.Memoize, v *vars) (memoSpec, error) {
 // loadMemo looks an entry up in the snapshot. Without a cache every
 // look-up misses. A key the snapshot lacks is asked for, and loaded is false:
 // the node is held back until the next pass brings it.
-func (r *run) loadMemo(cacheName, key string) (MemoLookup, bool) {
+func (r *pass) loadMemo(cacheName, key string) (MemoLookup, bool) {
 	if r.noMemos {
 		return MemoLookup{}, true
 	}
@@ -157,7 +157,7 @@ func (r *run) loadMemo(cacheName, key string) (MemoLookup, bool) {
 // template's node type, with the cached outputs (ctl/operator.go
 // initializeCacheHitNode). Its global outputs are exported as a finished
 // node's would be, and the hit is planned for the caller to record.
-func (r *run) memoHitNode(in invocation, opts execOpts, e MemoEntry, status *v1alpha1.MemoizationStatus) (memoLookup, error) {
+func (r *pass) memoHitNode(in invocation, opts execOpts, e MemoEntry, status *v1alpha1.MemoizationStatus) (memoLookup, error) {
 	n, ok := r.newNode(nodeInit{name: in.name, typ: templateNodeType(in.tmpl), h: in.h, scope: in.scope,
 		boundaryID: opts.boundaryID, phase: v1alpha1.NodeSucceeded, flag: opts.flag, inputs: in.inputs})
 	if !ok {
@@ -190,7 +190,7 @@ func templateNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 
 // recordMemoMiss puts the miss status on the node the invocation created
 // (a Retry node when the template retries), and returns the node.
-func (r *run) recordMemoMiss(out v1alpha1.NodeStatus, miss *v1alpha1.MemoizationStatus) v1alpha1.NodeStatus {
+func (r *pass) recordMemoMiss(out v1alpha1.NodeStatus, miss *v1alpha1.MemoizationStatus) v1alpha1.NodeStatus {
 	if miss == nil || out.ID == "" {
 		return out
 	}
@@ -205,7 +205,7 @@ func (r *run) recordMemoMiss(out v1alpha1.NodeStatus, miss *v1alpha1.Memoization
 
 // planMemoSaves plans a save for each memoized node of a miss that
 // succeeded in this pass (Argo saves only on success).
-func (r *run) planMemoSaves() {
+func (r *pass) planMemoSaves() {
 	for _, id := range r.changedIDs {
 		n, ok := r.nodes[id]
 		if !ok || n.MemoizationStatus == nil || n.MemoizationStatus.Hit || !r.succeededNow(n) {

@@ -14,7 +14,7 @@ import (
 // object is not changed). Each labelsFrom expression is
 // evaluated over the global variables (workflow.parameters.*, ...) and
 // must give a string; one that does not ends the workflow Error.
-func (r *run) applyWorkflowMetadata() error {
+func (r *pass) applyWorkflowMetadata() error {
 	md := r.spec.WorkflowMetadata
 	if md == nil {
 		return nil

@@ -94,7 +94,7 @@ type nodeInit struct {
 // Limits.MaxNodes would be passed it creates nothing and returns false: the
 // workflow ends Error at the end of the pass (stopFor), and the caller's
 // invocation is held (holdNodeLimit).
-func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, bool) {
+func (r *pass) newNode(in nodeInit) (v1alpha1.NodeStatus, bool) {
 	if len(r.nodes) >= r.lim.MaxNodes {
 		r.stopFor(&limitError{node: in.name, what: fmt.Sprintf("the workflow would have %d nodes", len(r.nodes)+1),
 			key: "maxNodes", limit: r.lim.MaxNodes})
@@ -129,7 +129,7 @@ func (r *run) newNode(in nodeInit) (v1alpha1.NodeStatus, bool) {
 
 // placeholder creates a Skipped-type node that never runs (rule 1.10);
 // false as newNode.
-func (r *run) placeholder(name string, h callSite, scope, boundaryID string, phase v1alpha1.NodePhase, msg string) (v1alpha1.NodeStatus, bool) {
+func (r *pass) placeholder(name string, h callSite, scope, boundaryID string, phase v1alpha1.NodePhase, msg string) (v1alpha1.NodeStatus, bool) {
 	return r.newNode(nodeInit{name: name, typ: v1alpha1.NodeTypeSkipped, h: h, scope: scope,
 		boundaryID: boundaryID, phase: phase, flag: &v1alpha1.NodeFlag{}, message: msg})
 }

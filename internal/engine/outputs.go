@@ -106,7 +106,7 @@ func valueText(val any, what string) (string, error) {
 
 // exportOutputs copies outputs that have a globalName to status.outputs and
 // to workflow.outputs.* (rule 12.4): the last write wins.
-func (r *run) exportOutputs(out *v1alpha1.Outputs) {
+func (r *pass) exportOutputs(out *v1alpha1.Outputs) {
 	if out == nil {
 		return
 	}
@@ -122,7 +122,7 @@ func (r *run) exportOutputs(out *v1alpha1.Outputs) {
 	}
 }
 
-func (r *run) exportParameter(p v1alpha1.Parameter) {
+func (r *pass) exportParameter(p v1alpha1.Parameter) {
 	st := &r.wf.Status
 	if st.Outputs == nil {
 		st.Outputs = &v1alpha1.Outputs{}
@@ -140,7 +140,7 @@ func (r *run) exportParameter(p v1alpha1.Parameter) {
 	st.Outputs.Parameters = append(st.Outputs.Parameters, v1alpha1.Parameter{Name: p.GlobalName, Value: p.Value})
 }
 
-func (r *run) exportArtifact(a v1alpha1.Artifact) {
+func (r *pass) exportArtifact(a v1alpha1.Artifact) {
 	st := &r.wf.Status
 	if st.Outputs == nil {
 		st.Outputs = &v1alpha1.Outputs{}

@@ -27,7 +27,7 @@ func leafNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 
 // executeLeaf creates a leaf node Pending with a Launch, or revisits an
 // existing one (its result was merged before the walk).
-func (r *run) executeLeaf(in invocation, opts execOpts) (outcome, error) {
+func (r *pass) executeLeaf(in invocation, opts execOpts) (outcome, error) {
 	if n, ok := r.byName(in.name); ok {
 		if r.relaunch[n.ID] && !fulfilled(n) && r.shutdown == "" {
 			n, err := r.relaunchLeaf(n, in, opts)
@@ -69,7 +69,7 @@ func (r *run) executeLeaf(in invocation, opts execOpts) (outcome, error) {
 
 // relaunchLeaf plans the Launch of an existing leaf node again: the runtime
 // never started it (Snapshot.Relaunch). The node goes back to Pending.
-func (r *run) relaunchLeaf(n v1alpha1.NodeStatus, in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *pass) relaunchLeaf(n v1alpha1.NodeStatus, in invocation, opts execOpts) (v1alpha1.NodeStatus, error) {
 	r.sawWaiting()
 	processed, err := processLeaf(in.tmpl, in.inputs, in.v)
 	if err != nil {
@@ -103,7 +103,7 @@ func processLeaf(t *v1alpha1.Template, inputs *v1alpha1.Inputs, v *vars) (*v1alp
 }
 
 // launch plans the Launch of a leaf node.
-func (r *run) launch(n v1alpha1.NodeStatus, t *v1alpha1.Template, deadline time.Time, opts execOpts) {
+func (r *pass) launch(n v1alpha1.NodeStatus, t *v1alpha1.Template, deadline time.Time, opts execOpts) {
 	pod := podName(r.wf.Name, n.Name, t.Name)
 	include := t.Data != nil || r.includeResult(n.Name, opts)
 	env := map[string]string{
@@ -199,7 +199,7 @@ loop:
 // mergeResults applies the runtime's reports to Pod nodes before the walk,
 // as Argo's pod reconciliation does. A report for a completed node is
 // ignored; Running only moves a Pending node on.
-func (r *run) mergeResults() {
+func (r *pass) mergeResults() {
 	if len(r.results) == 0 {
 		return
 	}
@@ -208,7 +208,7 @@ func (r *run) mergeResults() {
 	}
 }
 
-func (r *run) mergeResult(id string, res StepResult) {
+func (r *pass) mergeResult(id string, res StepResult) {
 	n, ok := r.nodes[id]
 	if !ok || !isLeafType(n.Type) || n.Phase.Fulfilled() {
 		return
@@ -221,7 +221,7 @@ func (r *run) mergeResult(id string, res StepResult) {
 	}
 }
 
-func (r *run) mergeRunning(n v1alpha1.NodeStatus, res StepResult) {
+func (r *pass) mergeRunning(n v1alpha1.NodeStatus, res StepResult) {
 	if len(res.Containers) > 0 {
 		r.mergeContainers(n, res, false)
 		n = r.nodes[n.ID]
@@ -241,7 +241,7 @@ func (r *run) mergeRunning(n v1alpha1.NodeStatus, res StepResult) {
 	r.put(n)
 }
 
-func (r *run) mergeCompleted(n v1alpha1.NodeStatus, res StepResult) {
+func (r *pass) mergeCompleted(n v1alpha1.NodeStatus, res StepResult) {
 	t := r.nodeTemplate(n)
 	phase := res.Phase
 	if phase == v1alpha1.NodeSucceeded && t != nil && t.Daemon != nil && *t.Daemon {

@@ -10,13 +10,13 @@ import (
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
-// run is one Reconcile. It composes what the pass knows (facts: the
+// pass is one Reconcile. It composes what the pass knows (facts: the
 // snapshot, the node tree, templates and limits, with read-only methods) and
 // what it decides (recorder: node writes, the Plan, lock decisions, needs,
 // wake-ups), and adds the walk itself: executeTemplate and the steps, DAG,
 // loop, retry, hook and leaf code it dispatches to, which read the facts and
 // record their decisions. Nothing in it outlives Reconcile.
-type run struct {
+type pass struct {
 	facts
 	recorder
 
@@ -61,7 +61,7 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 	if s.Workflow == nil || s.Workflow.Name == "" {
 		return Result{}, ErrNoWorkflow
 	}
-	r := newRun(s, now)
+	r := newPass(s, now)
 	if r.wf.Status.Phase.Completed() {
 		return Result{Status: r.wf.Status}, nil
 	}
@@ -81,16 +81,16 @@ func Reconcile(s Snapshot, now time.Time) (Result, error) {
 	return r.result(), nil
 }
 
-func newRun(s Snapshot, now time.Time) *run {
+func newPass(s Snapshot, now time.Time) *pass {
 	f := newFacts(s, now)
-	return &run{facts: f, recorder: newRecorder(f.wf, f.now, f.lim)}
+	return &pass{facts: f, recorder: newRecorder(f.wf, f.now, f.lim)}
 }
 
 // start marks a new workflow Running and computes the values every pass
 // needs: workflow.status and workflow.duration (rule 6.3), the workflow
 // deadline (rule 8.1) and the shutdown strategy. It returns false when the
 // workflow cannot start (a bad global parameter ends it Failed, rule 2.8).
-func (r *run) start() bool {
+func (r *pass) start() bool {
 	st := &r.wf.Status
 	r.statusVar = string(st.Phase)
 	starting := st.Phase == v1alpha1.WorkflowUnknown || st.Phase == v1alpha1.WorkflowPending
@@ -127,7 +127,7 @@ func (r *run) start() bool {
 
 // operate runs the entrypoint, the workflow hooks and the exit handler, in
 // the order of rule 9.4, and settles the workflow phase (rule 2.2).
-func (r *run) operate() {
+func (r *pass) operate() {
 	o, err := r.executeTemplate(r.wf.Name, callSite{kind: siteEntry, template: r.spec.Entrypoint},
 		r.rootContext(), &r.spec.Arguments, execOpts{})
 	if msg, failed := failureText(o, err); failed {
@@ -156,7 +156,7 @@ func (r *run) operate() {
 
 // settle sets the final workflow phase from the root and the exit handler
 // (rule 2.2, trap 14).
-func (r *run) settle(root v1alpha1.NodeStatus, mapped v1alpha1.WorkflowPhase, exitNode *v1alpha1.NodeStatus) {
+func (r *pass) settle(root v1alpha1.NodeStatus, mapped v1alpha1.WorkflowPhase, exitNode *v1alpha1.NodeStatus) {
 	msg := root.Message
 	if root.Phase.FailedOrError() {
 		msg = r.failureMessage(root)
@@ -183,7 +183,7 @@ func (r *run) settle(root v1alpha1.NodeStatus, mapped v1alpha1.WorkflowPhase, ex
 
 // workflowExitHandler runs <wf>.onExit (rule 9.1). It returns the exit node
 // (nil when there is none) and whether the workflow may complete.
-func (r *run) workflowExitHandler() (*v1alpha1.NodeStatus, bool) {
+func (r *pass) workflowExitHandler() (*v1alpha1.NodeStatus, bool) {
 	hook := workflowExitHook(r.spec)
 	if hook == nil {
 		return nil, true

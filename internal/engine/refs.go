@@ -11,7 +11,7 @@ import (
 // stepRefs resolves steps.<name>.* for the groups of one steps node that
 // have completed (rule 6.1): only what a tag asks for is computed.
 type stepRefs struct {
-	r         *run
+	r         *pass
 	stepsName string
 	tmpl      *v1alpha1.Template
 	tc        tmplCtx

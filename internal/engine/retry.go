@@ -22,7 +22,7 @@ const maxAttemptsPerPass = 32
 
 // executeRetry runs a template that has a retryStrategy: a Retry node whose
 // children are the attempts R(0), R(1), ... (rules 7.1-7.8).
-func (r *run) executeRetry(in invocation, existing *v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy, opts execOpts) (outcome, error) {
+func (r *pass) executeRetry(in invocation, existing *v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy, opts execOpts) (outcome, error) {
 	var retry v1alpha1.NodeStatus
 	if existing != nil {
 		retry = *existing
@@ -51,7 +51,7 @@ func (r *run) executeRetry(in invocation, existing *v1alpha1.NodeStatus, rs *v1a
 // retryStep decides on the last attempt and runs (or creates) the next one.
 // more is true when an attempt finished during this call, so the Retry node
 // must be looked at again in this pass.
-func (r *run) retryStep(in invocation, retryID string, rs *v1alpha1.RetryStrategy, opts execOpts) (o outcome, more bool, err error) {
+func (r *pass) retryStep(in invocation, retryID string, rs *v1alpha1.RetryStrategy, opts execOpts) (o outcome, more bool, err error) {
 	cont, err := r.processRetries(retryID, rs, &opts)
 	retry := r.nodes[retryID]
 	if err != nil {
@@ -129,7 +129,7 @@ func policyOf(rs *v1alpha1.RetryStrategy) v1alpha1.RetryPolicy {
 
 // attemptVars are the variables of attempt num (rule 7.7): retries,
 // lastRetry.* from the previous attempt, and the attempt's pod.name.
-func (r *run) attemptVars(in invocation, name string, num int, prev *v1alpha1.NodeStatus) *vars {
+func (r *pass) attemptVars(in invocation, name string, num int, prev *v1alpha1.NodeStatus) *vars {
 	v := r.newVars(in.v)
 	v.set("retries", strconv.Itoa(num))
 	exitCode, duration, status, message := "0", "0", "", ""
@@ -161,7 +161,7 @@ func nodeDuration(n v1alpha1.NodeStatus, now time.Time) time.Duration {
 // processRetries settles the Retry node from its last attempt, in the order
 // of rule 7.4. It returns false when no new attempt may start this pass
 // (backing off, or the Retry node is done).
-func (r *run) processRetries(id string, rs *v1alpha1.RetryStrategy, opts *execOpts) (bool, error) {
+func (r *pass) processRetries(id string, rs *v1alpha1.RetryStrategy, opts *execOpts) (bool, error) {
 	node := r.nodes[id]
 	if fulfilled(node) {
 		return true, nil
@@ -203,7 +203,7 @@ func (r *run) processRetries(id string, rs *v1alpha1.RetryStrategy, opts *execOp
 
 // retryPolicy applies the policy, the limit and the expression (rules 7.2,
 // 7.3, 7.6).
-func (r *run) retryPolicy(id string, ids []string, last v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy) (bool, error) {
+func (r *pass) retryPolicy(id string, ids []string, last v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy) (bool, error) {
 	onFailed, onError := false, false
 	switch p := policyOf(rs); p {
 	case v1alpha1.RetryPolicyAlways:
@@ -266,7 +266,7 @@ func retryEnv(ids []string, last v1alpha1.NodeStatus, now time.Time) map[string]
 
 // backoff applies retryStrategy.backoff (rule 7.5). done means the Retry
 // node is settled; wait means the next attempt must wait.
-func (r *run) backoff(id string, ids []string, last v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy, opts *execOpts) (done, wait bool, err error) {
+func (r *pass) backoff(id string, ids []string, last v1alpha1.NodeStatus, rs *v1alpha1.RetryStrategy, opts *execOpts) (done, wait bool, err error) {
 	b := rs.Backoff
 	var maxDeadline time.Time
 	if b.MaxDuration != "" {

@@ -28,13 +28,13 @@ type refSource interface {
 // vars is a variable scope: local values layered over a parent, over the
 // workflow's globals. The innermost refs source answers steps./tasks. keys.
 type vars struct {
-	r      *run
+	r      *pass
 	parent *vars
 	local  map[string]any
 	refs   refSource
 }
 
-func (r *run) newVars(parent *vars) *vars { return &vars{r: r, parent: parent} }
+func (r *pass) newVars(parent *vars) *vars { return &vars{r: r, parent: parent} }
 
 func (v *vars) set(key string, val any) {
 	if v.local == nil {
@@ -168,7 +168,7 @@ func substitute[T any](v *vars, in *T, mode expr.Mode) (*T, error) {
 }
 
 // global returns a workflow-level variable (rule 6.1).
-func (r *run) global(key string) (any, bool) {
+func (r *pass) global(key string) (any, bool) {
 	if key == "workflow.failures" {
 		if !r.afterRoot {
 			return nil, false
@@ -179,7 +179,7 @@ func (r *run) global(key string) (any, bool) {
 	return v, ok
 }
 
-func (r *run) addGlobals(dst expr.Scope) {
+func (r *pass) addGlobals(dst expr.Scope) {
 	for k, v := range r.globalMap() {
 		dst[k] = v
 	}
@@ -190,7 +190,7 @@ func (r *run) addGlobals(dst expr.Scope) {
 
 // setGlobal changes a global during the pass (workflow.status after the
 // root ran, workflow.outputs.* after an export).
-func (r *run) setGlobal(key string, val any) {
+func (r *pass) setGlobal(key string, val any) {
 	if key == "workflow.status" {
 		r.statusVar, _ = val.(string)
 	}
@@ -200,7 +200,7 @@ func (r *run) setGlobal(key string, val any) {
 }
 
 // globalMap builds the global variables once per pass.
-func (r *run) globalMap() map[string]any {
+func (r *pass) globalMap() map[string]any {
 	if r.globals != nil {
 		return r.globals
 	}

@@ -26,7 +26,7 @@ func (c *stepChild) site() callSite {
 	return h
 }
 
-func (c *stepChild) node(r *run) (v1alpha1.NodeStatus, bool) {
+func (c *stepChild) node(r *pass) (v1alpha1.NodeStatus, bool) {
 	if c.id != "" {
 		n, ok := r.nodes[c.id]
 		return n, ok
@@ -95,7 +95,7 @@ func (w *groupWalk) hold(h hold) {
 // Children are created in order. Once one may not be created (parallelism,
 // the pass's share of nodes), no later new child is tried in this pass: the
 // same hold would stop it, and trying costs a substitution each.
-func (r *run) executeStepGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *pass) executeStepGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx, opts execOpts) (v1alpha1.NodeStatus, error) {
 	if fulfilled(g) {
 		return g, nil
 	}
@@ -132,7 +132,7 @@ func (r *run) executeStepGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSte
 // planGroup resolves each step's references and prepares loops. A missing
 // steps./tasks. variable holds the group (holdReference: it waits, rule
 // 0.2); any other failure is the group's error.
-func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx) ([]groupEntry, hold, error) {
+func (r *pass) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv *vars, tc tmplCtx) ([]groupEntry, hold, error) {
 	resolved := make([]*v1alpha1.WorkflowStep, len(steps))
 	for i := range steps {
 		s := &steps[i]
@@ -171,7 +171,7 @@ func (r *run) planGroup(g v1alpha1.NodeStatus, steps v1alpha1.ParallelSteps, sv 
 
 // planStepLoop prepares a resolved loop step of a group. An empty loop
 // becomes a Skipped placeholder, and nil is returned.
-func (r *run) planStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.WorkflowStep, tc tmplCtx, template string) (*stepLoop, error) {
+func (r *pass) planStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.WorkflowStep, tc tmplCtx, template string) (*stepLoop, error) {
 	e, err := r.expandLoop(g.Name, s.Name, s.WithItems, s.WithParam, s.WithSequence, s.When)
 	if err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func (r *run) planStepLoop(g v1alpha1.NodeStatus, childName string, s *v1alpha1.
 // the new ones until one may not be created. Under a shutdown a loop creates
 // no new iteration once one exists: the group fails through the iterations
 // that ran, and the rest are never created.
-func (r *run) runStepLoop(w *groupWalk, l *stepLoop) (bool, error) {
+func (r *pass) runStepLoop(w *groupWalk, l *stepLoop) (bool, error) {
 	for k := 0; k < l.e.len(); k++ {
 		if err := l.e.at(&r.facts, k); err != nil {
 			return false, err
@@ -221,7 +221,7 @@ func (r *run) runStepLoop(w *groupWalk, l *stepLoop) (bool, error) {
 // runStepChild evaluates a new child's when and runs it. It returns true
 // when the group was settled on the spot (an error, a timeout). A new child
 // that is not created holds the walk (w.hold).
-func (r *run) runStepChild(w *groupWalk, c stepChild) bool {
+func (r *pass) runStepChild(w *groupWalk, c stepChild) bool {
 	g, tc, opts := w.g, w.tc, w.opts
 	if c.exists {
 		n, ok := c.node(r)
@@ -279,7 +279,7 @@ func (r *run) runStepChild(w *groupWalk, c stepChild) bool {
 
 // settleGroup waits for every child, its hooks and its exit handler, then
 // sets the group's phase from the children in order (rule 2.3).
-func (r *run) settleGroup(id string, entries []groupEntry, sv *vars, tc tmplCtx, opts execOpts) (v1alpha1.NodeStatus, error) {
+func (r *pass) settleGroup(id string, entries []groupEntry, sv *vars, tc tmplCtx, opts execOpts) (v1alpha1.NodeStatus, error) {
 	g := r.nodes[id]
 	steps := &groupSteps{r: r, entries: entries, prefix: g.Name + ".", sv: sv}
 	hooks := false
@@ -333,7 +333,7 @@ func (r *run) settleGroup(id string, entries []groupEntry, sv *vars, tc tmplCtx,
 // groupSteps finds the step of a group's child by node name: a plain step,
 // or a loop iteration "<step>(<k>:<item>)".
 type groupSteps struct {
-	r       *run
+	r       *pass
 	entries []groupEntry
 	prefix  string // the group's name and "."
 	sv      *vars

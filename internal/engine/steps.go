@@ -10,7 +10,7 @@ import (
 // executeSteps runs a steps template: its groups strictly one after another
 // (rules 1.7, 2.3, 2.4). Groups that already succeeded are found by a binary
 // search, so a long chain costs O(log n) per pass for the finished part.
-func (r *run) executeSteps(in invocation, opts execOpts) (outcome, error) {
+func (r *pass) executeSteps(in invocation, opts execOpts) (outcome, error) {
 	node, ok := r.byName(in.name)
 	if !ok {
 		if node, ok = r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeSteps, h: in.h, scope: in.scope,
@@ -55,7 +55,7 @@ func (r *run) executeSteps(in invocation, opts execOpts) (outcome, error) {
 
 // finishSteps computes the outputs of a steps template whose groups all
 // succeeded (§12) and marks it Succeeded.
-func (r *run) finishSteps(in invocation, id string, sv *vars) (v1alpha1.NodeStatus, error) {
+func (r *pass) finishSteps(in invocation, id string, sv *vars) (v1alpha1.NodeStatus, error) {
 	r.updateStepsOutbound(in.name, id, len(in.tmpl.Steps))
 	outputs, err := templateOutputs(in.tmpl, sv)
 	if err != nil {
@@ -100,7 +100,7 @@ func (f *facts) succeededGroups(stepsName string, count int) int {
 // ensureGroup returns step group i, creating it and linking it to the
 // outbound nodes of the group before (rule 1.7). False: the node limit was
 // reached (newNode).
-func (r *run) ensureGroup(in invocation, stepsID string, i int) (v1alpha1.NodeStatus, bool) {
+func (r *pass) ensureGroup(in invocation, stepsID string, i int) (v1alpha1.NodeStatus, bool) {
 	name := groupName(in.name, i)
 	if g, ok := r.byName(name); ok {
 		return g, true
@@ -128,7 +128,7 @@ func (r *run) ensureGroup(in invocation, stepsID string, i int) (v1alpha1.NodeSt
 
 // updateStepsOutbound sets a Steps node's outboundNodes from the children of
 // its last created group (rule 1.8).
-func (r *run) updateStepsOutbound(stepsName, id string, count int) {
+func (r *pass) updateStepsOutbound(stepsName, id string, count int) {
 	g, ok := r.lastStepGroup(stepsName, count)
 	if !ok {
 		return
@@ -152,7 +152,7 @@ func (f *facts) lastStepGroup(stepsName string, count int) (v1alpha1.NodeStatus,
 }
 
 // killStepsDaemons stops the daemons among a finished Steps node's children.
-func (r *run) killStepsDaemons(stepsName string, count int) {
+func (r *pass) killStepsDaemons(stepsName string, count int) {
 	for i := 0; i < count; i++ {
 		g, ok := r.byName(groupName(stepsName, i))
 		if !ok {

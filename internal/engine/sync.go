@@ -54,7 +54,7 @@ func waitingForLock(n v1alpha1.NodeStatus) bool {
 // controller reconciles again when a lock frees. The workflow's priority
 // orders the waiters, as in Argo. A lock whose state the snapshot lacks
 // holds the node (holdNotLoaded).
-func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts execOpts) (o outcome, wait bool) {
+func (r *pass) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts execOpts) (o outcome, wait bool) {
 	s := in.tmpl.Synchronization
 	if s == nil || r.locks == nil || r.stopsNew(opts) {
 		return outcome{}, false
@@ -103,7 +103,7 @@ func (r *run) acquireLocks(in invocation, existing *v1alpha1.NodeStatus, opts ex
 // lockStateLoaded reports whether the snapshot's lock table holds every
 // lock of t's synchronization; when it does not, the locks are asked for
 // (Result.Need).
-func (r *run) lockStateLoaded(t *v1alpha1.Template) bool {
+func (r *pass) lockStateLoaded(t *v1alpha1.Template) bool {
 	s := t.Synchronization
 	if s == nil || r.locks == nil || r.locks.Has(r.wf.Namespace, s) {
 		return true
@@ -119,7 +119,7 @@ func (r *run) lockStateLoaded(t *v1alpha1.Template) bool {
 // lockAcquired moves on a node that waited for its locks: the waiting
 // record and message go, a Steps, DAG or Retry node starts Running, and a
 // leaf is launched in this pass (as a relaunch: the node exists, Pending).
-func (r *run) lockAcquired(n v1alpha1.NodeStatus) v1alpha1.NodeStatus {
+func (r *pass) lockAcquired(n v1alpha1.NodeStatus) v1alpha1.NodeStatus {
 	n.SynchronizationStatus = nil
 	n.Message = ""
 	if isLeafType(n.Type) && !r.relaunch[n.ID] {
@@ -149,7 +149,7 @@ func (f *facts) lockNodeType(t *v1alpha1.Template) v1alpha1.NodeType {
 // completed (or are gone) are released, all of a completed workflow's are,
 // and status.synchronization shows the table's state for the workflow.
 // Without a table the status keeps what it had.
-func (r *run) settleLocks() {
+func (r *pass) settleLocks() {
 	if r.locks == nil {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 // until its duration has passed (then Succeeded, supplied outputs taking
 // their defaults) or until someone resumes it by setting it Succeeded, which
 // the fulfilled check of executeTemplate then sees.
-func (r *run) executeSuspend(in invocation, opts execOpts) (outcome, error) {
+func (r *pass) executeSuspend(in invocation, opts execOpts) (outcome, error) {
 	node, ok := r.byName(in.name)
 	if !ok {
 		n, ok := r.newNode(nodeInit{name: in.name, typ: v1alpha1.NodeTypeSuspend, h: in.h, scope: in.scope,
@@ -87,7 +87,7 @@ func outputsWithDefaults(out *v1alpha1.Outputs) error {
 // revisitLeaf checks the template timeout of a node still Pending (rule
 // 8.3): past it, the node fails "timeout" and the caller's group fails
 // (outcome.timeout).
-func (r *run) revisitLeaf(n v1alpha1.NodeStatus, in invocation) outcome {
+func (r *pass) revisitLeaf(n v1alpha1.NodeStatus, in invocation) outcome {
 	r.sawWaiting()
 	r.sawPod(n)
 	if n.Phase != v1alpha1.NodePending {
@@ -118,7 +118,7 @@ func (r *run) revisitLeaf(n v1alpha1.NodeStatus, in invocation) outcome {
 // deadline (not for exit handlers), the template timeout from the node's
 // start, and a retry maxDuration. One second or less left is an error
 // (rule 8.3, ctl/workflowpod.go).
-func (r *run) leafDeadline(n v1alpha1.NodeStatus, t *v1alpha1.Template, opts execOpts) (time.Time, error) {
+func (r *pass) leafDeadline(n v1alpha1.NodeStatus, t *v1alpha1.Template, opts execOpts) (time.Time, error) {
 	var deadline time.Time
 	consider := func(at time.Time) error {
 		if at.IsZero() {
