@@ -249,11 +249,15 @@ func (d *driver) reconcile(ctx context.Context) (engine.Result, error) {
 	d.wantLocks(res.Need.Locks)
 	d.memos = d.loadMemos(ctx, res.Need.Memos)
 	d.forgetMerged()
-	return res, d.act(ctx, res.Plan)
+	d.act(ctx, res.Plan)
+	return res, nil
 }
 
-// act carries out a plan that is already persisted.
-func (d *driver) act(ctx context.Context, p engine.Plan) error {
+// act carries out a plan that is already persisted. Its failures are not
+// the pass's: a kill that fails is logged (the status already holds the
+// node's end), and a step the runtime cannot start becomes that step's
+// Error result, which the next pass records.
+func (d *driver) act(ctx context.Context, p engine.Plan) {
 	d.saveMemos(ctx, p.Memoize)
 	for _, k := range p.Kill {
 		if err := d.c.rt.Kill(ctx, RunID(d.wf, k.NodeID)); err != nil {
@@ -261,7 +265,7 @@ func (d *driver) act(ctx context.Context, p engine.Plan) error {
 		}
 	}
 	for _, l := range p.Launch {
-		run, err := d.run(l)
+		run, err := d.runFor(l)
 		if err == nil {
 			err = d.c.rt.Start(ctx, run)
 		}
@@ -270,10 +274,11 @@ func (d *driver) act(ctx context.Context, p engine.Plan) error {
 			d.results[l.NodeID] = engine.StepResult{Phase: v1alpha1.NodeError, Message: err.Error(), FinishedAt: d.c.now()}
 		}
 	}
-	return nil
 }
 
-func (d *driver) run(l engine.Launch) (runtime.Run, error) {
+// runFor is the runtime's run of a launch: the launch with the workflow's
+// identity, spec and artifact plan.
+func (d *driver) runFor(l engine.Launch) (runtime.Run, error) {
 	plan, err := d.artifactPlan(l)
 	return runtime.Run{
 		ID: RunID(d.wf, l.NodeID), Namespace: d.wf.Namespace, Workflow: d.wf.Name, WorkflowUID: string(d.wf.UID),
