@@ -53,12 +53,11 @@ func sweepArchive(ctx context.Context, a archivePruner, ttl time.Duration, now t
 // forgetGone removes what the runtime keeps of each workflow that neither
 // the live store nor the archive holds any more.
 func (m *Manager) forgetGone(ctx context.Context, a archivePruner, wfs []types.NamespacedName) {
-	live, ok := m.st.(gcStore)
-	if m.c.forget == nil || !ok {
+	if m.c.forget == nil {
 		return
 	}
 	for _, w := range wfs {
-		gone, err := store.WorkflowGone(ctx, live, a, w.Namespace, w.Name)
+		gone, err := store.WorkflowGone(ctx, m.st, a, w.Namespace, w.Name)
 		if err == nil && gone {
 			err = m.c.forget(w.Namespace, w.Name)
 		}

@@ -125,7 +125,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.wg.Add(2)
 	go func() { defer m.wg.Done(); m.gc.run(ctx) }()
 	go func() { defer m.wg.Done(); m.recheckLimits(ctx) }()
-	if a, ok := m.st.(archivePruner); ok && m.c.archiveTTL > 0 {
+	if a := m.c.archive; a != nil && m.c.archiveTTL > 0 {
 		m.wg.Add(1)
 		go func() { defer m.wg.Done(); m.pruneArchive(ctx, a, m.c.archiveTTL) }()
 	}
@@ -289,6 +289,8 @@ type Archiver interface {
 	// GetArchived returns the archived workflow of uid, store.ErrNotFound
 	// when the archive does not hold it.
 	GetArchived(ctx context.Context, uid string) (*v1alpha1.Workflow, error)
+	// ListArchived and DeleteArchived serve the archive TTL (archivettl.go).
+	archivePruner
 }
 
 // archiveBatch bounds how many workflows one archive commit takes.
