@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -91,17 +93,12 @@ func startGCManager(t *testing.T, dir string, clock *fakeClock, r Retention) *sq
 func waitGone(t *testing.T, st *sqlite.Store, wf *v1alpha1.Workflow) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := st.Get(ctx, store.KindWorkflow, wf.Namespace, wf.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			break
+	testutil.Eventually(t, 10*time.Second, wf.Name+" gone from the live store", func() error {
+		if _, err := st.Get(ctx, store.KindWorkflow, wf.Namespace, wf.Name); !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("still live (%v)", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is still in the live store (%v)", wf.Name, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	got, err := st.GetArchived(ctx, string(wf.UID))
 	if err != nil {
 		t.Fatalf("%s was deleted but is not archived: %v", wf.Name, err)

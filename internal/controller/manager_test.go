@@ -11,6 +11,7 @@ import (
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/store"
 	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -225,18 +226,12 @@ spec:
 		t.Fatal(err)
 	}
 	done := waitPhase(t, st, "archived", v1alpha1.WorkflowSucceeded)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := st.GetArchived(ctx, string(done.UID))
-		if err == nil {
-			if got.Status.Phase != v1alpha1.WorkflowSucceeded || len(got.Status.Nodes) != 1 {
-				t.Fatalf("archived %s with %d nodes", got.Status.Phase, len(got.Status.Nodes))
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not archived: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got *v1alpha1.Workflow
+	testutil.Eventually(t, 10*time.Second, "archived", func() (err error) {
+		got, err = st.GetArchived(ctx, string(done.UID))
+		return err
+	})
+	if got.Status.Phase != v1alpha1.WorkflowSucceeded || len(got.Status.Nodes) != 1 {
+		t.Fatalf("archived %s with %d nodes", got.Status.Phase, len(got.Status.Nodes))
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/braidwf/braid/internal/engine"
 	"github.com/braidwf/braid/internal/store/sqlite"
+	"github.com/braidwf/braid/internal/testutil"
 	"github.com/braidwf/braid/pkg/apis/v1alpha1"
 )
 
@@ -93,19 +94,14 @@ func TestReadyEmpty(t *testing.T) {
 // waitReady polls m.Ready until its answer is want ("" for ready).
 func waitReady(t *testing.T, m *Manager, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := m.Ready()
+	testutil.Eventually(t, 10*time.Second, "Manager.Ready", func() error {
 		got := ""
-		if err != nil {
+		if err := m.Ready(); err != nil {
 			got = err.Error()
 		}
-		if got == want {
-			return
+		if got != want {
+			return fmt.Errorf("Ready() = %q, want %q", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Ready() = %q, want %q", got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
