@@ -40,7 +40,8 @@ func TestRuleFor(t *testing.T) {
 		"internal/server/auth/kubeauth":  "internal/server/auth/kubeauth",
 		"internal/runtime":               "internal/runtime",
 		"internal/runtime/local/nsinit":  "internal/runtime/local/...",
-		"internal/controller/cron":       "internal/controller/...",
+		"internal/controller/cron":       "internal/controller/cron",
+		"internal/controller/nosuch":     "internal/controller/...",
 		"pkg/apis/v1alpha1":              "pkg/...",
 		"internal/artifact/s3/miniotest": "internal/artifact/...",
 	} {
@@ -68,7 +69,8 @@ func TestCheckImport(t *testing.T) {
 		{"internal/server", "internal/store/sqlite", false, false},
 		{"internal/server", "internal/store/sqlite", true, true},
 		{"internal/controller", "internal/wfops", false, false},
-		{"internal/controller/cron", "internal/wfops", false, false},
+		{"internal/controller/cron", "internal/wfops", false, true}, // Replace terminates, as the API does
+		{"internal/controller/cron", "internal/executor", false, false},
 		{"internal/config", "internal/executor", false, false},
 		{"internal/cli", "internal/app", false, true},
 		{"cmd/braid", "internal/app", false, true},
