@@ -118,16 +118,7 @@ func (k *objKind) createCommand(s streams, g *globalFlags) *cobra.Command {
 				return err
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				for _, o := range objs {
-					created, err := k.create(ctx, sess, o)
-					if err != nil {
-						return fmt.Errorf("failed to create %s: %w", lowerKind(k.kind), err)
-					}
-					if err := k.print(s, created, shown); err != nil {
-						return err
-					}
-				}
-				return nil
+				return k.each(ctx, s, sess, objs, "create", k.create, shown)
 			})
 		},
 	}
@@ -291,16 +282,7 @@ func (k *objKind) updateCommand(s streams, g *globalFlags) *cobra.Command {
 				return err
 			}
 			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				for _, o := range objs {
-					updated, err := k.replace(ctx, sess, o)
-					if err != nil {
-						return fmt.Errorf("failed to update %s: %w", lowerKind(k.kind), err)
-					}
-					if err := k.print(s, updated, output); err != nil {
-						return err
-					}
-				}
-				return nil
+				return k.each(ctx, s, sess, objs, "update", k.replace, output)
 			})
 		},
 	}
@@ -349,4 +331,20 @@ func lowerKind(kind string) string {
 		return "cron workflow"
 	}
 	return kind
+}
+
+// each applies op (create or replace) to every object in order and prints
+// each result with output; the first failure stops it, named by verb.
+func (k *objKind) each(ctx context.Context, s streams, sess *session, objs []spec.Object, verb string,
+	op func(context.Context, *session, spec.Object) (spec.Object, error), output string) error {
+	for _, o := range objs {
+		got, err := op(ctx, sess, o)
+		if err != nil {
+			return fmt.Errorf("failed to %s %s: %w", verb, lowerKind(k.kind), err)
+		}
+		if err := k.print(s, got, output); err != nil {
+			return err
+		}
+	}
+	return nil
 }
