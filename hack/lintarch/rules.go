@@ -119,6 +119,8 @@ var rules = []rule{
 	{pkg: "internal/runtime/local/...", allow: join(apiTypes, "internal/runtime", "internal/runtime/local/...",
 		"internal/executor/...", "internal/artifact/...", "internal/image/...", "internal/builtins",
 		"internal/config", "internal/expr")},
+	{pkg: "internal/runtime/supervisor", allow: join(apiTypes, "internal/runtime"),
+		testAllow: []string{"internal/runtime/local", "internal/testutil"}},
 	{pkg: "internal/runtime/kube/...", kube: true, allow: join(apiTypes, "internal/runtime",
 		"internal/runtime/kube/...", "internal/executor/...", "internal/artifact/...", "internal/config",
 		"internal/expr")},

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/braidwf/braid/internal/artifact"
 	"github.com/braidwf/braid/internal/config"
 	"github.com/braidwf/braid/internal/controller"
 	"github.com/braidwf/braid/internal/engine"
-	"github.com/braidwf/braid/internal/executor"
 	"github.com/braidwf/braid/internal/runtime/local"
 	"github.com/braidwf/braid/internal/server"
 	"github.com/braidwf/braid/internal/store"
@@ -33,6 +31,10 @@ type EmbeddedConfig struct {
 	// Logger receives the controller's and the runtime's log (braid
 	// server's own log); nil: warnings and errors to stderr.
 	Logger *slog.Logger
+	// Supervised runs the steps in the data directory's supervisor, which
+	// outlives this process (braid server); otherwise they run in this
+	// process and end with it (braid run).
+	Supervised bool
 }
 
 // Embedded is braid on one machine: the SQLite store, the local runtime and
@@ -40,7 +42,7 @@ type EmbeddedConfig struct {
 type Embedded struct {
 	Config     *config.Config
 	Store      *sqlite.Store
-	Runtime    *local.Runtime
+	Runtime    StepRuntime
 	Controller *controller.Controller
 	Artifacts  *artifact.Drivers
 
@@ -70,22 +72,10 @@ func OpenEmbedded(ctx context.Context, c EmbeddedConfig) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the embedded store: %w", err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("find the braid binary: %w", err), st.Close())
-	}
 	drivers := artifactDrivers(cfg)
-	rt, err := local.New(local.Config{
-		DataDir:   cfg.DataDir,
-		Images:    executor.MergeImageTable(executor.BuiltinImages(self), cfg.Images),
-		Braid:     self,
-		Artifacts: drivers,
-		Isolation: cmp.Or(cfg.Isolation, local.IsolationAuto),
-		ImagesDir: cmp.Or(cfg.ImagesDir, filepath.Join(cfg.DataDir, "images")),
-		Logger:    log,
-	})
+	rt, err := openStepRuntime(ctx, cfg, c, drivers, log)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("start the local runtime: %w", err), st.Close())
+		return nil, errors.Join(err, st.Close())
 	}
 	live := config.NewLive(cfg)
 	limits := &embeddedLimits{store: st, live: live}
@@ -102,6 +92,23 @@ func OpenEmbedded(ctx context.Context, c EmbeddedConfig) (*Embedded, error) {
 	}
 	limits.changed = ctl.LimitsChanged
 	return &Embedded{Config: cfg, Store: st, Runtime: rt, Controller: ctl, Artifacts: drivers, live: live, limits: limits}, nil
+}
+
+// openStepRuntime starts the local runtime, or connects to the supervisor
+// with c.Supervised.
+func openStepRuntime(ctx context.Context, cfg *config.Config, c EmbeddedConfig, drivers *artifact.Drivers, log *slog.Logger) (StepRuntime, error) {
+	if c.Supervised {
+		return dialSupervisor(ctx, cfg, c, log)
+	}
+	lc, err := localConfig(cfg, drivers, log)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := local.New(lc)
+	if err != nil {
+		return nil, fmt.Errorf("start the local runtime: %w", err)
+	}
+	return rt, nil
 }
 
 // Run runs one workflow to its end in this process (braid run); a

@@ -71,5 +71,6 @@ func newRoot(s streams, getenv func(string) string) *cobra.Command {
 	root.AddCommand(newBuiltinCommands(s)...)
 	root.AddCommand(newExecCommand(s))
 	root.AddCommand(newControllerCommand(s))
+	root.AddCommand(newSupervisorCommand(s))
 	return root
 }

@@ -24,6 +24,9 @@ type serverFlags struct {
 	// with runController (braid controller drives the workflows).
 	backend       backendFlags
 	runController bool
+	// inProcess runs the steps in the server's process instead of the data
+	// directory's supervisor: they end with the server.
+	inProcess bool
 	election      app.Election
 	auth          authFlags
 	tls           tlsFlags
@@ -40,7 +43,10 @@ as argo-server's /api/v1, plus /healthz and /readyz.
 
 The server runs every workflow submitted to it, and on start every workflow
 that a previous server left unfinished: steps that had completed are never
-run again. The address is recorded in <data dir>/server.json, where the braid
+run again. Steps run in the data directory's supervisor ('braid supervisor',
+started detached by the first server that needs it), so that they go on
+running while the server restarts, even after a kill -9; the server reports
+their results when it is back. The address is recorded in <data dir>/server.json, where the braid
 CLI finds it when no --argo-server is given.
 
 As argo-server, it serves TLS unless --secure=false: with --tls-cert and
@@ -74,6 +80,8 @@ election, so that one replica drives).`,
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of braid itself to this file")
 	_ = fl.MarkHidden("cpuprofile")
 	f.backend.register(fl)
+	fl.BoolVar(&f.inProcess, "in-process-steps", false,
+		"run the steps in this process, not in the data directory's supervisor: they end with the server")
 	fl.BoolVar(&f.runController, "run-controller", false,
 		"with --backend kube: drive workflows in this process too (as braid controller does)")
 	registerElection(fl, &f.election)
@@ -102,7 +110,8 @@ func runServer(ctx context.Context, s streams, f serverFlags) error {
 		defer stopProfile()
 	}
 	log := slog.New(slog.NewTextHandler(s.err, nil))
-	e, err := app.OpenEmbedded(ctx, app.EmbeddedConfig{DataDir: f.dataDir, ConfigFile: f.configFile, Logger: log})
+	e, err := app.OpenEmbedded(ctx, app.EmbeddedConfig{DataDir: f.dataDir, ConfigFile: f.configFile, Logger: log,
+		Supervised: !f.inProcess})
 	if err != nil {
 		return err
 	}

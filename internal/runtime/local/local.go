@@ -34,8 +34,10 @@ const (
 	// MsgClosed: Close stopped the step.
 	MsgClosed = "the local runtime was closed while the step ran"
 	// MsgLost: a run started by an earlier Runtime on the same DataDir has
-	// no result: braid stopped while it ran.
-	MsgLost = "the step's process was lost: braid stopped while it ran"
+	// no result: the process that owned it (braid run, or the supervisor)
+	// stopped while it ran, and the step died with it. Argo's message for a
+	// pod that vanished.
+	MsgLost = "pod deleted"
 )
 
 // Config configures a Runtime. Only DataDir is required.
