@@ -42,10 +42,14 @@ func newLogsCommand(s streams, g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return g.withSession(cmd, func(ctx context.Context, sess *session) error {
-				req.Namespace = sess.namespace
-				return printLogs(ctx, s, sess, req, !f.noColor && isTerminal(s.out))
-			})
+			color := !f.noColor && isTerminal(s.out)
+			if !f.follow {
+				return g.withSession(cmd, func(ctx context.Context, sess *session) error {
+					req.Namespace = sess.namespace
+					return printLogs(ctx, s, sess, req, color, nil)
+				})
+			}
+			return followLogs(cmd, s, g, req, color)
 		},
 	}
 	fs := cmd.Flags()
@@ -89,8 +93,9 @@ func (f logsFlags) request(args []string) (*workflow.WorkflowLogRequest, error) 
 }
 
 // printLogs prints the entries of a WorkflowLogs stream, one
-// "<pod>: <content>" line each, until the server ends the stream.
-func printLogs(ctx context.Context, s streams, sess *session, req *workflow.WorkflowLogRequest, color bool) error {
+// "<pod>: <content>" line each, until the server ends the stream. With r,
+// it skips what r says was printed already, and counts what it prints.
+func printLogs(ctx context.Context, s streams, sess *session, req *workflow.WorkflowLogRequest, color bool, r *logResume) error {
 	stream, err := sess.Workflow.WorkflowLogs(ctx, req)
 	if err != nil {
 		return err
@@ -102,6 +107,9 @@ func printLogs(ctx context.Context, s streams, sess *session, req *workflow.Work
 		}
 		if err != nil {
 			return err
+		}
+		if r != nil && !r.take(e.GetPodName(), e.GetContent()) {
+			continue
 		}
 		if _, err := fmt.Fprintln(s.out, printer.LogLine(e.GetPodName(), e.GetContent(), color)); err != nil {
 			return err

@@ -233,7 +233,7 @@ func waitWatchOrLog(ctx context.Context, s streams, sess *session, names []strin
 	if ff.log {
 		for _, name := range names {
 			req := &workflow.WorkflowLogRequest{Name: name, Namespace: sess.namespace, LogOptions: &corev1.PodLogOptions{Container: "main", Follow: true}}
-			if err := printLogs(ctx, s, sess, req, isTerminal(s.out)); err != nil {
+			if err := printLogs(ctx, s, sess, req, isTerminal(s.out), nil); err != nil {
 				return err
 			}
 		}

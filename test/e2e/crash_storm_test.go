@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -252,5 +253,60 @@ spec:
 	}
 	if supervisorPID(t, s.home) == pid {
 		t.Error("no new supervisor")
+	}
+}
+
+// braid logs --follow goes on across a server killed with SIGKILL: the
+// step keeps running in the supervisor, and each of its lines is printed
+// once, in order, those written while the server was away included.
+func TestLogsFollowAcrossKill(t *testing.T) {
+	s := newStormServer(t)
+	if _, err := s.submit(`metadata: {name: follow}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    container: {image: alpine, command: [sh, -c, "for i in $(seq 1 30); do echo line-$i; sleep 0.1; done"]}
+`); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("follow", "running", func(wf crashWF) bool { return countNodes(wf, "Running") == 1 })
+	var out, errb syncBuffer
+	cmd := exec.Command(braidBin, "logs", "follow", "--follow")
+	cmd.Env = cleanEnv("BRAID_HOME=" + s.home)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	s.kill()
+	time.Sleep(500 * time.Millisecond)
+	s.start()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("logs --follow: %v\n%s", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("logs --follow did not end\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		_, content, _ := strings.Cut(l, ": ")
+		lines = append(lines, content)
+	}
+	for i := range 30 {
+		if i >= len(lines) || lines[i] != fmt.Sprintf("line-%d", i+1) {
+			t.Fatalf("logs --follow printed %q, want line-1 to line-30 once each\nstderr:\n%s", lines, errb.String())
+		}
+	}
+	if len(lines) != 30 {
+		t.Fatalf("printed %d lines, want 30: %q", len(lines), lines)
+	}
+	if !strings.Contains(errb.String(), "the server went away") {
+		t.Errorf("no word of the server's restart: %q", errb.String())
 	}
 }
