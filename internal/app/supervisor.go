@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -54,7 +56,8 @@ func ServeSupervisor(ctx context.Context, c SupervisorConfig) error {
 	if err := makeDataDir(cfg.DataDir, log); err != nil {
 		return err
 	}
-	lc, err := localConfig(cfg, artifactDrivers(cfg), log)
+	warned := &warnings{Handler: log.Handler(), mu: &sync.Mutex{}, msgs: new([]string)}
+	lc, err := localConfig(cfg, artifactDrivers(cfg), slog.New(warned))
 	if err != nil {
 		return err
 	}
@@ -63,11 +66,50 @@ func ServeSupervisor(ctx context.Context, c SupervisorConfig) error {
 		return fmt.Errorf("start the local runtime: %w", err)
 	}
 	err = supervisor.Serve(ctx, rt, supervisor.Options{DataDir: cfg.DataDir, Version: buildID(),
-		IdleTimeout: c.IdleTimeout, Logger: log})
+		IdleTimeout: c.IdleTimeout, Logger: log, Warnings: warned.said()})
 	if err == supervisor.ErrRunning {
 		_ = rt.Close()
 	}
 	return err
+}
+
+// warnings passes log records on and keeps the text of the warnings, for
+// the supervisor to tell the server what its runtime said at its start.
+type warnings struct {
+	slog.Handler
+	mu   *sync.Mutex
+	msgs *[]string
+}
+
+func (w *warnings) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		var b strings.Builder
+		b.WriteString(r.Message)
+		r.Attrs(func(a slog.Attr) bool {
+			fmt.Fprintf(&b, " %s=%q", a.Key, a.Value.String())
+			return true
+		})
+		w.mu.Lock()
+		if len(*w.msgs) < 20 {
+			*w.msgs = append(*w.msgs, b.String())
+		}
+		w.mu.Unlock()
+	}
+	return w.Handler.Handle(ctx, r)
+}
+
+func (w *warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &warnings{Handler: w.Handler.WithAttrs(attrs), mu: w.mu, msgs: w.msgs}
+}
+
+func (w *warnings) WithGroup(name string) slog.Handler {
+	return &warnings{Handler: w.Handler.WithGroup(name), mu: w.mu, msgs: w.msgs}
+}
+
+func (w *warnings) said() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), *w.msgs...)
 }
 
 // localConfig is the local runtime's config on the data directory of cfg.

@@ -125,6 +125,10 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	for {
 		nc, err := (&net.Dialer{}).DialContext(ctx, "unix", socket)
 		if err == nil {
+			if perr := samePeer(nc); perr != nil {
+				nc.Close()
+				return nil, fmt.Errorf("supervisor: %s: %w", socket, perr)
+			}
 			return newConn(nc, c.onEvent), nil
 		}
 		if !spawned && c.cfg.Spawn != nil {
@@ -146,6 +150,11 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 func (c *Client) attach(cn *conn, h *hello) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if h.Instance != c.instance {
+		for _, w := range h.Warnings {
+			c.log.Warn(w, "from", "supervisor", "pid", h.PID)
+		}
+	}
 	c.conn, c.instance = cn, h.Instance
 	close(c.ready)
 }

@@ -48,6 +48,8 @@ type hello struct {
 	PID      int    `json:"pid,omitempty"`
 	// Running is how many steps the supervisor has in flight.
 	Running int `json:"running,omitempty"`
+	// Warnings are the supervisor's warnings from its start.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // maxMessage bounds one message on the socket (a run carries its

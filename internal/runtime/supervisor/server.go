@@ -44,6 +44,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Listening, when set, is called once the socket accepts connections.
 	Listening func(socket string)
+	// Warnings are what the runtime said at its start that a server should
+	// say too (a part of the steps' containment the kernel refused): each
+	// client logs them once per supervisor.
+	Warnings []string
 }
 
 // maxBuffered bounds the events kept while no client is connected; a
@@ -155,7 +159,7 @@ func lockDataDir(dataDir string) (*os.File, error) {
 func listen(dataDir string) (net.Listener, string, error) {
 	socket := SocketPath(dataDir)
 	if dir := filepath.Dir(socket); dir != dataDir {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := privateDir(dir); err != nil {
 			return nil, "", fmt.Errorf("supervisor: %w", err)
 		}
 	}
@@ -214,6 +218,11 @@ func (s *supervisor) accept(ln net.Listener) {
 		if err != nil {
 			return
 		}
+		if err := samePeer(c); err != nil {
+			s.log.Warn("refused a connection", "err", err)
+			c.Close()
+			continue
+		}
 		p := &peer{c: c, w: bufio.NewWriter(c)}
 		s.mu.Lock()
 		s.conns++
@@ -269,7 +278,8 @@ func (s *supervisor) hello(p *peer, req request) {
 	s.sub = p
 	kept := s.buffered
 	s.buffered = nil
-	h := &hello{Version: s.opts.Version, Instance: s.instance, PID: os.Getpid(), Running: len(s.inflight)}
+	h := &hello{Version: s.opts.Version, Instance: s.instance, PID: os.Getpid(), Running: len(s.inflight),
+		Warnings: s.opts.Warnings}
 	s.mu.Unlock()
 	if old != nil && old != p {
 		old.c.Close() // a newer server took over

@@ -296,3 +296,36 @@ func TestClientReconnects(t *testing.T) {
 		t.Fatalf("spawned %d, instance %q then %q", spawned.Load(), before, c.Instance())
 	}
 }
+
+// A data directory whose path is too long for a unix socket address gets
+// its socket in a private directory under the temporary directory; one
+// that is not private is refused.
+func TestLongDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	socket := SocketPath(dir)
+	if len(socket) > maxSocketPath || filepath.Dir(socket) == dir {
+		t.Fatalf("socket %s", socket)
+	}
+	serve(t, dir, time.Minute)
+	c := dial(t, dir)
+	run := shellRun(t, "true")
+	if err := c.Start(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	if ev := final(t, c, run.ID); ev.Phase != v1alpha1.NodeSucceeded {
+		t.Fatalf("final %+v", ev)
+	}
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := privateDir(open); err == nil {
+		t.Fatal("a directory open to all was taken for the socket")
+	}
+}
