@@ -28,18 +28,29 @@ func Archived(strategy *v1alpha1.ArchiveStrategy) (bool, error) {
 	return true, nil
 }
 
-// Pack writes src, a file or a directory, to dst as strategy says. With tar (the default) it streams a
-// gzipped tarball whose entries are relative: a file x is stored as "x", a directory d as "d/" followed by
-// "d/...". Symbolic links inside a directory are stored as links; sockets, pipes and devices are skipped.
-// With none, a file is copied as it is and a directory is an error (the caller uploads it object by
-// object). Zip is not supported.
+// Pack writes src, a file or a directory of the host (followed if it is a symbolic link), to dst as
+// PackSource does, within the default Limits.
 func Pack(src string, strategy *v1alpha1.ArchiveStrategy, dst io.Writer) error {
+	s, err := OpenHost(src)
+	if err != nil {
+		return fmt.Errorf("pack %s: %w", src, err)
+	}
+	defer s.Close()
+	return PackSource(s, strategy, dst, Limits{})
+}
+
+// PackSource writes src to dst as strategy says, within lim. With tar (the default) it streams a gzipped
+// tarball whose entries are relative: a file x is stored as "x", a directory d as "d/" followed by
+// "d/...". Symbolic links inside a directory are stored as links (tar.TypeSymlink) and never followed;
+// sockets, pipes and devices are skipped. With none, a file is copied as it is and a directory is an error
+// (the caller saves it object by object). Zip is not supported.
+func PackSource(src Source, strategy *v1alpha1.ArchiveStrategy, dst io.Writer, lim Limits) error {
 	archived, err := Archived(strategy)
 	if err != nil {
 		return err
 	}
 	if !archived {
-		return copyFile(src, dst)
+		return copyFile(src, dst, lim.orDefault())
 	}
 	level := gzip.DefaultCompression
 	if strategy != nil && strategy.Tar != nil && strategy.Tar.CompressionLevel != nil {
@@ -50,108 +61,69 @@ func Pack(src string, strategy *v1alpha1.ArchiveStrategy, dst io.Writer) error {
 		return fmt.Errorf("archive tar compressionLevel %d: %w", level, err)
 	}
 	tw := tar.NewWriter(gz)
-	if err := packTree(tw, src); err != nil {
-		return err
+	if err := walk(src, lim, tarVisitor{tw: tw}); err != nil {
+		return fmt.Errorf("pack %s: %w", src.Name, err)
 	}
 	if err := tw.Close(); err != nil {
-		return fmt.Errorf("pack %s: %w", src, err)
+		return fmt.Errorf("pack %s: %w", src.Name, err)
 	}
 	if err := gz.Close(); err != nil {
-		return fmt.Errorf("pack %s: %w", src, err)
+		return fmt.Errorf("pack %s: %w", src.Name, err)
 	}
 	return nil
 }
 
-// copyFile streams the regular file src to dst (archive none).
-func copyFile(src string, dst io.Writer) error {
-	f, err := os.Open(src)
+// copyFile streams the regular file of src to dst (archive none).
+func copyFile(src Source, dst io.Writer, lim Limits) error {
+	if src.File == nil {
+		if src.Info != nil && src.Info.IsDir() {
+			return fmt.Errorf("output %s is a directory: with archive none it is saved object by object, not packed", src.Name)
+		}
+		return fmt.Errorf("output %s is not a regular file", src.Name)
+	}
+	info, err := src.File.Stat()
 	if err != nil {
-		return fmt.Errorf("open output %s: %w", src, err)
+		return fmt.Errorf("stat output %s: %w", src.Name, err)
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("stat output %s: %w", src, err)
+	if info.Size() > lim.Bytes {
+		return fmt.Errorf("output %s holds more than %s (%w)", src.Name, sizeString(lim.Bytes), ErrTooLarge)
 	}
-	if info.IsDir() {
-		return fmt.Errorf("output %s is a directory: with archive none it is saved object by object, not packed", src)
-	}
-	if _, err := io.Copy(dst, f); err != nil {
-		return fmt.Errorf("copy output %s: %w", src, err)
+	if _, err := io.CopyN(dst, src.File, info.Size()); err != nil {
+		return fmt.Errorf("copy output %s: %w", src.Name, err)
 	}
 	return nil
 }
 
-// packTree writes src (followed if it is a symbolic link) and, when it is a directory, everything under it.
-func packTree(tw *tar.Writer, src string) error {
-	abs, err := filepath.Abs(src)
-	if err != nil {
-		return fmt.Errorf("pack %s: %w", src, err)
-	}
-	top, err := os.Stat(abs)
-	if err != nil {
-		return fmt.Errorf("pack %s: %w", src, err)
-	}
-	base := filepath.Base(abs)
-	if !top.IsDir() {
-		return packEntry(tw, abs, base, top)
-	}
-	return filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("pack %s: %w", src, err)
-		}
-		rel, err := filepath.Rel(abs, p)
-		if err != nil {
-			return fmt.Errorf("pack %s: %w", src, err)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return fmt.Errorf("pack %s: %w", p, err)
-		}
-		if p == abs {
-			info = top
-		}
-		return packEntry(tw, p, filepath.ToSlash(filepath.Join(base, rel)), info)
-	})
+// tarVisitor writes what walk visits as tar entries.
+type tarVisitor struct{ tw *tar.Writer }
+
+func (v tarVisitor) dir(name string, info fs.FileInfo) error { return v.header(name+"/", info, "") }
+
+func (v tarVisitor) link(name string, info fs.FileInfo, target string) error {
+	return v.header(name, info, target)
 }
 
-// packEntry writes one file, directory or symbolic link as the tar entry name.
-func packEntry(tw *tar.Writer, p, name string, info fs.FileInfo) error {
-	link := ""
-	switch mode := info.Mode(); {
-	case mode.IsRegular(), mode.IsDir():
-	case mode&fs.ModeSymlink != 0:
-		target, err := os.Readlink(p)
-		if err != nil {
-			return fmt.Errorf("pack %s: %w", p, err)
-		}
-		link = target
-	default:
-		return nil // sockets, pipes and devices are not artifact content
+func (v tarVisitor) file(name string, info fs.FileInfo, f *os.File) error {
+	if err := v.header(name, info, ""); err != nil {
+		return err
 	}
+	// CopyN: a file that grows while packed must not overrun its header's size.
+	if _, err := io.CopyN(v.tw, f, info.Size()); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// header writes one entry's header, owned by root: the step's users mean nothing where it is unpacked.
+func (v tarVisitor) header(name string, info fs.FileInfo, link string) error {
 	hdr, err := tar.FileInfoHeader(info, link)
 	if err != nil {
-		return fmt.Errorf("pack %s: %w", p, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	hdr.Name = name
-	if info.IsDir() {
-		hdr.Name += "/"
-	}
 	hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
-	if err := tw.WriteHeader(hdr); err != nil {
-		return fmt.Errorf("pack %s: %w", p, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return fmt.Errorf("pack %s: %w", p, err)
-	}
-	defer f.Close()
-	// CopyN: a file that grows while packed must not overrun its header's size.
-	if _, err := io.CopyN(tw, f, hdr.Size); err != nil {
-		return fmt.Errorf("pack %s: %w", p, err)
+	if err := v.tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

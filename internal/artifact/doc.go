@@ -3,8 +3,10 @@
 // It owns:
 //   - the Driver interface, one implementation per location kind: file/ (braid's zero-setup local
 //     repository), s3/, git/, http/ and raw/; Drivers picks the one for a location;
-//   - packing (Pack: tar+gzip of a file or a directory, or none) and safe unpacking (Unpack refuses any
-//     entry that would land outside its destination);
+//   - packing (Pack, PackSource: tar+gzip of a file or a directory, or none; a directory is a Tree, read
+//     without following links, which are stored as links; CopySource stages one for a driver; Limits bound
+//     each artifact's bytes and entries) and safe unpacking (Unpack refuses any entry that would land
+//     outside its destination);
 //   - repositories (Repositories.Resolve for artifactRepositoryRef, KeyFor for keyFormat templating,
 //     OutputLocation for where an output artifact is saved);
 //   - listing (the optional Lister, which file/ and s3/ implement, for data templates' artifactPaths), and

@@ -26,14 +26,26 @@
 //     256 KiB, as Argo's CaptureScriptResult does.
 //   - Output parameters (outputs.go): ReadOutputParameters reads
 //     valueFrom.path files with Argo's rules (one trailing newline trimmed,
-//     valueFrom.default when the file is missing, an error otherwise).
+//     valueFrom.default when the file is missing, an error otherwise), at
+//     most MaxParameter bytes.
+//   - Reading outputs as the step saw them (viewfs.go, viewtree.go): an
+//     output's path is walked element by element over the step's root (its
+//     view's upper layer over the lower one, whiteouts and opaque
+//     directories honoured, the private /tmp, the data directory hidden
+//     but for the pod directory), links followed inside that root and
+//     never out of it, files opened with O_NOFOLLOW in the directory the
+//     walk reached; a path that leads into braid's data directory, /proc,
+//     /sys or /dev is refused. Directories are listed the same way for
+//     packing (an artifact.Tree), their links kept as links.
 //   - Input artifacts (inputs.go): LoadInputs places a step's input
 //     artifacts at their paths before it starts: raw data inline, any other
 //     location through its internal/artifact driver, tarballs unpacked
 //     safely, with subPath, mode and optional honoured.
 //   - Output artifacts (save.go): SaveOutputs packs (tar+gzip, or none) and
 //     saves a step's output artifacts and, with archiveLogs, its main log,
-//     after it ends, and returns them with their locations.
+//     after it ends, and returns them with their locations; each artifact
+//     is bounded (Paths.Limits), and what a driver opens by path is staged
+//     in the scratch directory first.
 //   - Locations (location.go): a step.ArtifactPlan is the step's
 //     repository as the runtime passes it; key-only locations inherit the
 //     repository; output locations default to <key>/<name>.tgz. In the file
@@ -47,7 +59,8 @@
 // The package imports the API types, internal/step (the artifact plan),
 // internal/image (the image table's types), internal/artifact (the Driver
 // interface and archive helpers, never a driver implementation),
-// internal/expr (data transformations) and the standard library.
+// internal/expr (data transformations), golang.org/x/sys/unix (openat,
+// fstatat) and the standard library.
 //
 // # Must not import
 //

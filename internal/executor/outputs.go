@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -30,6 +28,11 @@ const MaxParameter = 16 << 20
 //   - a parameter without valueFrom.path (valueFrom.supplied, a literal
 //     value) is returned as it is.
 //
+// The file is read as the step saw it (Paths.open): a link resolves inside
+// the step's root, and a path that leads where braid reads nothing (its
+// data directory, /proc) is an error even with a default, so that the
+// attempt shows. At most MaxParameter bytes are read.
+//
 // The result is a copy; tmpl is not modified. The error, if any, names every
 // parameter that failed.
 func ReadOutputParameters(tmpl *v1alpha1.Template, paths Paths) ([]v1alpha1.Parameter, error) {
@@ -43,18 +46,14 @@ func ReadOutputParameters(tmpl *v1alpha1.Template, paths Paths) ([]v1alpha1.Para
 		if p.ValueFrom == nil || p.ValueFrom.Path == "" {
 			continue
 		}
-		value, err := readParameterFile(paths.Resolve(p.ValueFrom.Path))
+		value, err := readParameterFile(paths, p.ValueFrom.Path)
+		var refused *refusedError
 		switch {
 		case err == nil:
 			out[i].Value = v1alpha1.AnyStringPtr(strings.TrimSuffix(value, "\n"))
-		case p.ValueFrom.Default != nil:
+		case p.ValueFrom.Default != nil && !errors.As(err, &refused):
 			out[i].Value = v1alpha1.AnyStringPtr(p.ValueFrom.Default.String())
 		default:
-			// Name the path as the step saw it, not where it lies on the host.
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = &fs.PathError{Op: pe.Op, Path: p.ValueFrom.Path, Err: pe.Err}
-			}
 			problems = append(problems, fmt.Sprintf("output parameter %q: %v", p.Name, err))
 		}
 	}
@@ -64,25 +63,24 @@ func ReadOutputParameters(tmpl *v1alpha1.Template, paths Paths) ([]v1alpha1.Para
 	return out, nil
 }
 
-func readParameterFile(path string) (string, error) {
-	f, err := os.Open(path)
+// readParameterFile reads the step's file at path, as the step saw it; its
+// errors name the path as the step wrote it, not where it lies on the host.
+func readParameterFile(paths Paths, path string) (string, error) {
+	o, err := paths.open(path, "open")
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if fi.IsDir() {
+	if o.dir != nil {
+		o.dir.close()
 		return "", fmt.Errorf("%s is a directory", path)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxParameter+1))
+	defer o.file.Close()
+	data, err := io.ReadAll(io.LimitReader(o.file, MaxParameter+1))
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(data) > MaxParameter {
-		return "", fmt.Errorf("%s is larger than %d bytes", path, MaxParameter)
+		return "", fmt.Errorf("%s is larger than %d bytes, the bound of a parameter", path, MaxParameter)
 	}
 	return string(data), nil
 }

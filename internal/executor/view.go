@@ -8,13 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/braidwf/braid/internal/artifact"
 )
 
 // Paths says where a step's paths are on the host: relative paths are under
 // WorkDir; when the step had a private /tmp, paths under /tmp are under Tmp;
 // and when it had a root view of its own (an overlay whose lower layer is the
 // host's root or an image's, Lower), what it wrote anywhere else is under
-// Root, the view's upper layer.
+// Root, the view's upper layer. Outputs are read through it as the step saw
+// them (viewfs.go): links resolve inside the step's root and never out of it.
 type Paths struct {
 	WorkDir string
 	Tmp     string
@@ -25,9 +28,21 @@ type Paths struct {
 	// Lower is the view's lower layer: "" for the host's root, or an
 	// image's unpacked root file system.
 	Lower string
-	// Scratch is a directory for the tarballs packed before upload; "" means
-	// os.TempDir(). It should be on a disk, not in memory.
+	// Scratch is a directory for the tarballs packed before upload, and the
+	// outputs staged for their drivers; "" means os.TempDir(). It should be
+	// on a disk, not in memory, and out of the step's reach: a step that can
+	// change it can change what is uploaded.
 	Scratch string
+	// Hidden is a directory the step does not see, though it lies in its
+	// root (braid's data directory): the view shows it empty, but for
+	// Visible, a directory under it that the view binds at its own path (the
+	// step's pod directory). Both are clean absolute paths without links;
+	// "" for none. No output is read from under Hidden but from Visible.
+	Hidden  string
+	Visible string
+	// Limits bound each output artifact; zero fields are artifact.MaxBytes
+	// and artifact.MaxEntries.
+	Limits artifact.Limits
 }
 
 // lower is where the view's path is in the lower layer, on the host.
@@ -45,7 +60,9 @@ const maxLinks = 40
 // Resolve returns where path, as the step saw it, is on the host. In a root
 // view, that is the upper layer when the step wrote the file there, and the
 // host's own path otherwise (the lower layer, or a directory bound into the
-// view at its own path).
+// view at its own path). It is for placing inputs, before the step runs:
+// the path it returns is the host's to follow, so outputs, which the step
+// made, are never read through it (Paths.open).
 func (p Paths) Resolve(path string) string {
 	if p.Root == "" {
 		if !filepath.IsAbs(path) {

@@ -42,9 +42,35 @@ func (rt *Runtime) saveOutputs(s *step, run runtime.Run, p prepared) ([]v1alpha1
 	if rt.cfg.Artifacts == nil {
 		return nil, nil
 	}
-	paths := p.paths()
-	paths.Scratch = s.dir // tarballs are packed in the step's directory
+	paths := rt.outputPaths(s, p)
+	// Tarballs are packed, and unarchived outputs staged, beside the step's
+	// directory: in its workflow's, which no step sees (the view shows only
+	// its own directory of the data directory), so that nothing the step
+	// left running can swap what is uploaded. Each is removed once saved.
+	paths.Scratch = filepath.Dir(s.dir)
 	return executor.SaveOutputs(rt.ctx, run.Template, run.Artifacts, rt.cfg.Artifacts, paths, filepath.Join(s.dir, logFile))
+}
+
+// outputPaths maps the step's paths to the host's for reading its outputs:
+// p.paths(), with the data directory hidden but for the step's own
+// directory, as its view shows them (and, without a view, so that no link
+// leads an output into braid's files). Both are given without links, as
+// the view's path walk finds them.
+func (rt *Runtime) outputPaths(s *step, p prepared) executor.Paths {
+	paths := p.paths()
+	paths.Hidden, paths.Visible = realPath(rt.cfg.DataDir), realPath(s.dir)
+	return paths
+}
+
+// realPath is the absolute path without links, or the clean path when it
+// cannot be resolved.
+func realPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		if abs, err := filepath.Abs(real); err == nil {
+			return abs
+		}
+	}
+	return filepath.Clean(path)
 }
 
 // withSaveError adds the failure to save outputs to a step's first failure.
@@ -55,11 +81,24 @@ func withSaveError(msg string, err error) string {
 	return msg + "; " + err.Error()
 }
 
-// paths maps the step's paths to the host's.
+// paths maps the step's paths to the host's. The data directory is hidden
+// but for the step's own directory when p knows that directory: its view's
+// (or, without a view, its private /tmp's parent); the data directory is
+// then four levels up (runs/<namespace>/<workflow>/<pod>, files.go).
+// outputPaths, which knows both, is the sure way.
 func (p prepared) paths() executor.Paths {
 	paths := executor.Paths{WorkDir: p.workDir, Tmp: p.tmp}
-	if p.view != nil {
+	pod := ""
+	switch {
+	case p.view != nil:
 		paths.Root, paths.Lower = p.view.upper, p.view.lower
+		pod = p.view.dir
+	case p.tmp != "":
+		pod = filepath.Dir(p.tmp) // withPrivateTmp: <pod>/tmp
+	}
+	if pod != "" {
+		data := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(pod))))
+		paths.Hidden, paths.Visible = realPath(data), realPath(pod)
 	}
 	return paths
 }

@@ -2,8 +2,10 @@ package local
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // LogFiles opens the kept logs of the steps run on a data directory: the
@@ -25,9 +27,29 @@ func NewLogFiles(dataDir string) *LogFiles {
 // a running step's log grows, and the file read on shows what it gained.
 // A step that has not started, or ended before it had a log, has none:
 // the error wraps fs.ErrNotExist.
+//
+// The log is opened only when it is a regular file, not through a link: a
+// step that can write its own directory (isolation none) could otherwise
+// make the API serve any file braid can read, or a FIFO that blocks it.
 func (l *LogFiles) Open(_ context.Context, namespace, workflow, pod string) (*os.File, error) {
-	return os.Open(logPath(l.runsDir, namespace, workflow, pod))
+	path := logPath(l.runsDir, namespace, workflow, pod)
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if err == syscall.ELOOP {
+			err = errNotRegular
+		}
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: errNotRegular}
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
+
+// errNotRegular: a step's log was replaced by something else than a file.
+var errNotRegular = errors.New("the step's log is not a regular file (a link, or a special file): refused")
 
 // logPath is where the log of a workflow's step is kept under runsDir:
 // runs/<namespace>/<workflow>/<pod>/main.log, as stepDir places it.
