@@ -82,6 +82,10 @@ type driver struct {
 	memos map[engine.MemoKey]engine.MemoLookup
 	// begun is set once the workflow's first steps are taken (begin).
 	begun bool
+	// daemons are the nodes launched as daemons and not yet finished:
+	// their Running report is what their dependents wait for, so it ends
+	// a wait at once (no runningGrace).
+	daemons map[string]bool
 }
 
 // loop drives the workflow until it completes, ctx ends, or a system
@@ -265,6 +269,12 @@ func (d *driver) act(ctx context.Context, p engine.Plan) {
 		}
 	}
 	for _, l := range p.Launch {
+		if t := l.Template; t != nil && t.Daemon != nil && *t.Daemon {
+			if d.daemons == nil {
+				d.daemons = map[string]bool{}
+			}
+			d.daemons[l.NodeID] = true
+		}
 		run, err := d.runFor(l)
 		if err == nil {
 			err = d.c.rt.Start(ctx, run)
@@ -299,8 +309,11 @@ func (d *driver) forgetMerged() {
 	}
 }
 
-// wait blocks until a runtime event, the requeue timer, a shutdown request
-// or the end of ctx, then drains whatever else is ready.
+// wait blocks until a final runtime event, the requeue timer, a shutdown
+// request, a store change, an admission wake-up or the end of ctx, then
+// drains whatever else is ready. A Running report alone does not end the
+// wait at once: it arms runningGrace, so that a short step's start and
+// end are answered by one reconcile and one write.
 func (d *driver) wait(ctx context.Context, after time.Duration) error {
 	d.idle(after) // quarantine.go
 	var timeout <-chan time.Time
@@ -313,13 +326,20 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 		defer d.timer.Stop()
 		timeout = d.timer.C
 	}
+	var grace <-chan time.Time // armed by the first Running report
 	for {
 		select {
 		case ev := <-d.events:
 			d.record(ev)
-			if !ev.Phase.Completed() {
-				d.settle(ctx)
+			if !ev.Phase.Completed() && !d.daemons[ev.NodeID] {
+				if grace == nil {
+					t := time.NewTimer(runningGrace)
+					defer t.Stop()
+					grace = t.C
+				}
+				continue
 			}
+		case <-grace: // no final report came: persist the Running ones
 		case <-d.req.changes:
 			if !d.req.h.stale() {
 				continue // the watch reporting this driver's own write
@@ -339,28 +359,20 @@ func (d *driver) wait(ctx context.Context, after time.Duration) error {
 	}
 }
 
-// runningGrace is how long a lone "started" report waits for the step's
-// final one: a short step then costs one reconcile and one write, not two.
-const runningGrace = 3 * time.Millisecond
-
-// settle waits up to runningGrace for a final event after a Running one.
-func (d *driver) settle(ctx context.Context) {
-	t := time.NewTimer(runningGrace)
-	defer t.Stop()
-	for {
-		select {
-		case ev := <-d.events:
-			d.record(ev)
-			if ev.Phase.Completed() {
-				return
-			}
-		case <-t.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
+// runningGrace is how long a Running report waits for a final one before
+// a reconcile persists it. Every pass costs an engine pass and a store
+// write (together about as much CPU as the local runtime's start of a
+// step), and most steps of a big workflow are short. The grace was 3ms,
+// less than a `true` step takes from its start to its final report on a
+// busy machine: the 1,000 steps of test/bench's W1 chain took 1,556
+// passes, and each Running-only pass competed for the CPU with the start
+// of the step's process. Apart from a daemon's (driver.daemons, which ends
+// the wait at once), a Running report decides nothing: the runtime keeps
+// a step's deadlines, and its StartedAt comes with the report. Holding it
+// back delays only what others see (and a lifecycle hook on a Running
+// expression): 50ms is half of braid run's redraw period (redrawEvery)
+// and not noticeable in braid get or the UI. A var for tests.
+var runningGrace = 50 * time.Millisecond
 
 // drain records every event that is already waiting, so that one reconcile
 // answers many finished steps.
@@ -383,6 +395,9 @@ func (d *driver) shutdown(s v1alpha1.ShutdownStrategy) {
 }
 
 func (d *driver) record(ev runtime.StepEvent) {
+	if ev.Phase.Completed() {
+		delete(d.daemons, ev.NodeID)
+	}
 	if prev, ok := d.results[ev.NodeID]; ok && prev.Phase.Completed() && !ev.Phase.Completed() {
 		return // a late Running never hides a final result
 	}
