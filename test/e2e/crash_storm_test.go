@@ -223,7 +223,7 @@ spec:
   templates:
   - name: main
     retryStrategy: %s
-    container: {image: alpine, command: [sh, -c, "sleep {{retries}}.5; test {{retries}} -ge 0"]}
+    container: {image: alpine, command: [sh, -c, "sleep 3"]}
 `
 	if _, err := s.submit(fmt.Sprintf(src, "lost-retried", "{limit: 2, retryPolicy: OnError}")); err != nil {
 		t.Fatal(err)

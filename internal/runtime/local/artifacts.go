@@ -54,23 +54,13 @@ func (rt *Runtime) saveOutputs(s *step, run runtime.Run, p prepared) ([]v1alpha1
 // outputPaths maps the step's paths to the host's for reading its outputs:
 // p.paths(), with the data directory hidden but for the step's own
 // directory, as its view shows them (and, without a view, so that no link
-// leads an output into braid's files). Both are given without links, as
-// the view's path walk finds them.
+// leads an output into braid's files). Both are without links, as the
+// view's path walk needs them: New resolved the data directory's
+// (realDir), and braid made the step's directory under it.
 func (rt *Runtime) outputPaths(s *step, p prepared) executor.Paths {
 	paths := p.paths()
-	paths.Hidden, paths.Visible = realPath(rt.cfg.DataDir), realPath(s.dir)
+	paths.Hidden, paths.Visible = rt.cfg.DataDir, s.dir
 	return paths
-}
-
-// realPath is the absolute path without links, or the clean path when it
-// cannot be resolved.
-func realPath(path string) string {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		if abs, err := filepath.Abs(real); err == nil {
-			return abs
-		}
-	}
-	return filepath.Clean(path)
 }
 
 // withSaveError adds the failure to save outputs to a step's first failure.
@@ -98,7 +88,7 @@ func (p prepared) paths() executor.Paths {
 	}
 	if pod != "" {
 		data := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(pod))))
-		paths.Hidden, paths.Visible = realPath(data), realPath(pod)
+		paths.Hidden, paths.Visible = data, pod // without links: see outputPaths
 	}
 	return paths
 }

@@ -22,8 +22,8 @@ import (
 // skipped where cgroups are not available.
 func limitedRuntimes(t *testing.T) map[string]func(*testing.T) *harness {
 	t.Helper()
-	if _, err := detectCgroups("/sys/fs/cgroup"); err != nil {
-		t.Skipf("no cgroups here: %v", err)
+	if cg := cgroupsHere(t, ""); cg.limitsErr != nil {
+		t.Skipf("no limits here: %v", cg.limitsErr)
 	}
 	return map[string]func(*testing.T) *harness{
 		"host": func(t *testing.T) *harness { return newRuntime(t) },
@@ -64,7 +64,10 @@ script:
 				if tc.phase == v1alpha1.NodeFailed && (ev.ExitCode == nil || *ev.ExitCode != 137) {
 					t.Errorf("%s: exit code %v, want 137", tc.name, ptrStr(ev.ExitCode))
 				}
-				dir := filepath.Join("/sys/fs/cgroup/memory", cgroupParent, cgroupName(run.ID))
+				dir := filepath.Join(rt.cgroups.memory, cgroupName(run.ID))
+				if rt.cgroups.v2 != "" {
+					dir = filepath.Join(rt.cgroups.v2, cgroupName(run.ID))
+				}
 				if !gone(dir, 2*time.Second) {
 					t.Errorf("%s: the step's cgroup %s is left", tc.name, dir)
 				}
@@ -141,23 +144,19 @@ script:
 	}
 }
 
-// A step without limits gets no cgroup: it runs in braid's own.
+// A step without limits runs in a tracking cgroup from the pool, and in
+// no memory or cpu cgroup of braid's.
 func TestNoLimitsNoCgroup(t *testing.T) {
-	limitedRuntimes(t)
+	cgroupsHere(t, "")
 	rt := newRuntime(t)
-	run := newRun(tmpl(t, `
-name: where
-container:
-  image: alpine
-  command: [cat, /proc/self/cgroup]
-`))
-	run.IncludeResult = true
-	ev := final(runToEnd(t, rt, run))
-	if ev.Phase != v1alpha1.NodeSucceeded || ev.Outputs == nil || ev.Outputs.Result == nil {
-		t.Fatalf("%s %q", ev.Phase, ev.Message)
+	got := stepCgroups(t, rt)
+	if want := rt.cgroups.track; !strings.HasPrefix(got[rt.cgroups.kind], relCgroup(want)+"/pool~") {
+		t.Errorf("the step runs in %q of %s, want a pool cgroup under %s", got[rt.cgroups.kind], rt.cgroups.kind, want)
 	}
-	if got := *ev.Outputs.Result; strings.Contains(got, "/"+cgroupParent+"/") {
-		t.Errorf("a step without limits runs in a cgroup of braid's: %q", got)
+	for _, h := range []string{"memory", "cpu"} {
+		if strings.Contains(got[h], "/"+cgroupParent+"/") {
+			t.Errorf("a step without limits runs in a %s cgroup of braid's: %q", h, got[h])
+		}
 	}
 }
 
@@ -204,8 +203,8 @@ func TestCgroupName(t *testing.T) {
 // BenchmarkRunLimited is BenchmarkRunTrue for a step with a memory and a
 // cpu limit: the cost of its cgroups.
 func BenchmarkRunLimited(b *testing.B) {
-	if _, err := detectCgroups("/sys/fs/cgroup"); err != nil {
-		b.Skipf("no cgroups here: %v", err)
+	if cg := cgroupsHere(b, ""); cg.limitsErr != nil {
+		b.Skipf("no limits here: %v", cg.limitsErr)
 	}
 	for _, bc := range []struct {
 		name      string

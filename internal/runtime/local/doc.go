@@ -27,9 +27,11 @@
 //
 // When the process exits, every other process of its group is killed (as a
 // container's end kills what it started); the exit code, the result and the
-// output parameters (valueFrom.path, read from the host's filesystem) are
-// collected; the output artifacts (and, with archiveLogs, main.log) are
-// packed in the step's directory and saved, whether the step succeeded or
+// output parameters (valueFrom.path, read as the step saw them: links
+// resolve inside its root, never into the data directory but its own
+// directory, artifacts.go) are collected; the output artifacts (and, with
+// archiveLogs, main.log) are packed beside the step's directory, in its
+// workflow's, which no step sees, and saved, whether the step succeeded or
 // not (executor.SaveOutputs, into Run.Artifacts' repository); and the final
 // event is queued. A failure to save ends a successful step Error, and is
 // added to the message of one that failed already. A deadline (the step's
@@ -43,26 +45,53 @@
 // running as root, every step gets a root view of its own (sandbox.go): a
 // goroutine locked to a new thread unshares the thread's mount namespace,
 // mounts an overlay whose lower layer is the host's root and whose upper
-// layer is <pod>/upper at <pod>/root, binds the host's /dev, /proc, /sys
-// and /run (read-write) and its other file systems (read-only), the
-// private <pod>/tmp at /tmp, and, over an empty data directory, the pod
-// directory itself (read-write) and the image shims (read-only); it then
-// forks the step from that thread, chrooted into the view, and keeps the
-// thread until the step exits. What a step writes anywhere lands in its
+// layer is <pod>/upper at <pod>/root, binds the host's /dev and /run
+// (read-write), /sys (read-only) and its other file systems (read-only),
+// the private <pod>/tmp at /tmp, and, over an empty data directory, the
+// pod directory itself (read-write) and the image shims (read-only); it
+// then forks the step from that thread, chrooted into the view, and keeps
+// the thread until the step exits. What a step writes anywhere lands in its
 // upper layer or its /tmp, never on the host; steps side by side do not
-// see each other's files. A step whose container sets no workingDir runs
-// in "/" of its view, as in an image. Input artifacts are placed in the
-// upper layer, and outputs are read from it first, then from the host
-// (executor.Paths.Root). Without a view (none, or auto where it is not
-// possible, with one warning), a step that reads an output under /tmp
-// still gets a private /tmp.
+// see each other's files, nor the data directory's. A step whose container
+// sets no workingDir runs in "/" of its view, as in an image. Input
+// artifacts are placed in the upper layer, and outputs are read from it
+// first, then from the host (executor.Paths), as the view shows them. Without a view (none,
+// or auto where it is not possible, with one warning), a step that reads
+// an output under /tmp still gets a private /tmp.
+//
+// Each step is contained as OCI runtimes contain a container (contain.go,
+// seccomp.go, enter.go). It runs as root of a user namespace whose ids
+// 0-65535 are an unprivileged range of the host's (braid's entries in
+// /etc/subuid and /etc/subgid, else 2147352576-2147418111): root in a step
+// is nobody outside, with no capability in the host's namespace, and the
+// view's mount and PID namespaces stay the host's user namespace's, so it
+// can neither mount nor unmount. Steps share that user namespace (made
+// once): braid vforks a 1.5 KB trampoline, as root in the view's mount
+// namespace, which mounts and masks the step's /proc, joins the user
+// namespace, loads the seccomp filter and execs the step, since Go forks
+// rather than vforks into a new one, a copy of braid (elsewhere than
+// amd64, each step is forked into one of its own, the forking thread
+// holding the filter). The overlay's lower layer is idmapped into that
+// range, so that the step still owns, and changes in its upper layer, the
+// files of its view; braid shifts what it staged there before the fork,
+// and reads, as root, what the step wrote. The filter, under no_new_privs,
+// is modelled on moby's default profile: open_by_handle_at, mounts,
+// namespaces, modules, kexec, keys, BPF, perf, the clock and the like fail
+// with EPERM, and other architectures' system calls with ENOSYS. /proc and
+// /sys are masked as OCI runtimes mask them (kcore, keys, timer_list,
+// acpi, firmware, ... hidden; /proc/sys, /proc/sysrq-trigger and others
+// read-only). The step is the init of a PID namespace of its own, with its
+// own /proc. What the kernel refuses of this is named in one warning at
+// New; with Isolation required, New fails instead.
 //
 // When braid is not root, a view is built in a user namespace of the
 // step's own (userns.go): the step starts as braid-nsinit (./nsinit, built
 // next to braid by `make build`), cloned into new user, mount and PID
-// namespaces with braid's user mapped to root, which mounts the view and
-// execs the step. The kernel locks the host's mounts in such a namespace,
-// so that view is an overlay of a tmpfs outline of "/" with the host's
+// namespaces with braid's user mapped to root, which mounts the view (with
+// the same masks), sets no_new_privs and the same seccomp filter (braid
+// passes it the assembled program) and execs the step. The kernel locks
+// the host's mounts in such a namespace, so that view is an overlay of a
+// tmpfs outline of "/" with the host's
 // directories bound read-only on top; a host directory that gets an input
 // artifact or the working directory is an overlay of its own. Nothing
 // reaches the host either way; limits are ignored there (cgroups are
@@ -71,17 +100,40 @@
 //
 // # Limits
 //
-// A main container with resources.limits.memory or .cpu runs in a cgroup
-// of its own (cgroup.go), made before the process starts and removed after
-// its final event: <hierarchy>/braid/<run ID> in the v1 memory and cpu
+// Where braid is root and the kernel has cgroups, every step runs in a
+// cgroup of its own from its first instruction (cgroup.go,
+// cgrouptrack.go), so that no process outlives its step, whatever process
+// group or session it moved to: when the main process exits, and when the
+// grace period of a kill ends, everything left in the cgroup is killed,
+// race-free against forks, before the final event. The hierarchy is
+// detected once at New: the unified one where it can kill a cgroup whole
+// (cgroup.kill, Linux 5.14; hybrid hosts mount it at /sys/fs/cgroup/unified),
+// the step cloned into its cgroup; else the v1 freezer (freeze, SIGKILL
+// what is listed, thaw, until empty) or, where it is unusable, v1 pids
+// (pids.max 0, SIGKILL what is listed, until empty), the step forked from
+// a thread that joins the cgroup for the fork only. Step cgroups come from
+// a small pool made ahead and are reused once empty, so that a step costs
+// no mkdir or rmdir in cgroupfs (a v2 cgroup that had to be killed is
+// removed instead: the kernel kills what is later cloned into it).
+//
+// The cgroups live under <hierarchy>/braid/<key>/<instance>: key is a hash
+// of the data directory, instance names the Runtime and its process (PID
+// and start time). At New, the instances of processes that are gone, on the
+// same data directory (a braid killed with -9, whose steps' leftovers may
+// still run), are killed and removed (reapOrphans); live braids and other
+// data directories are left alone.
+//
+// A main container with resources.limits.memory or .cpu also runs in
+// cgroups that enforce them, made before the process starts and removed
+// after its final event, named after its run: in the v1 memory and cpu
 // hierarchies (memory.limit_in_bytes, and memsw to keep it off swap;
-// cpu.cfs_quota_us per 100 ms), or in the unified hierarchy when it has
-// both controllers (memory.max, cpu.max), detected once at New. The
-// process is in it from its first instruction: on v1 the thread that forks
-// it joins the cgroup for the fork only; on v2 it is cloned into it. A step
-// killed by SIGKILL whose cgroup counted an OOM kill ends Failed with
-// MsgOOMKilled. A step without limits gets no cgroup; where cgroups are not
-// available, limits are ignored with one warning.
+// cpu.cfs_quota_us per 100 ms), or, when the unified hierarchy has both
+// controllers, one v2 cgroup (memory.max, cpu.max) that also holds the
+// step. A step killed by SIGKILL whose cgroup counted an OOM kill ends
+// Failed with MsgOOMKilled. Where cgroups are not available (braid is not
+// root, or no hierarchy can hold a step), New warns once and steps run
+// without them: limits are ignored, and a process that leaves a step's
+// process group outlives the step unless the step has a PID namespace.
 //
 // # Files
 //
@@ -99,10 +151,9 @@
 // opens it by namespace, workflow and pod name, with no Runtime, for the
 // API server.
 //
-// With a root view, the step is also the init of a PID namespace of its
-// own, with a /proc of that namespace (sandbox.go), and when the images
-// directory holds its image, the overlay's lower layer is that image's root
-// instead of the host's (image.go).
+// With a root view, when the images directory holds the step's image, the
+// overlay's lower layer is that image's root instead of the host's
+// (image.go).
 //
 // Without a root view, the pod directory is also the step's working
 // directory when its container sets none, so that relative paths of

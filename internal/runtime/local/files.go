@@ -94,6 +94,9 @@ func keepAside(dir string) error {
 // record adds the run to the index (one append, no directory change),
 // before the process starts: the journal is written ahead of the action.
 func (rt *Runtime) record(s *step) {
+	if s.recorded.Swap(true) {
+		return // once: a step that fails to start after it was recorded
+	}
 	if err := rt.idx.started(s.id, s.dir); err != nil {
 		rt.log.Warn("cannot index a run", "run", s.id, "err", err)
 	}

@@ -103,11 +103,10 @@ type Runtime struct {
 	// imageStore finds and unpacks the images of ImagesDir; nil without
 	// one.
 	imageStore *image.Store
-	// cgroups makes the cgroups that enforce resources.limits; nil where
-	// they are not available (cgroupErr says why, warned once).
-	cgroups      *cgroups
-	cgroupErr    error
-	cgroupWarned sync.Once
+	// cgroups makes the cgroups that hold every step's processes and
+	// enforce resources.limits (cgroup.go); nil where they are not
+	// available (New warned).
+	cgroups *cgroups
 
 	events *runtime.Queue
 	wg     sync.WaitGroup // one per Start in progress, per input load and per step process
@@ -130,7 +129,7 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.DataDir == "" {
 		return nil, fmt.Errorf("local runtime: DataDir is required")
 	}
-	dataDir, err := filepath.Abs(cfg.DataDir)
+	dataDir, err := realDir(cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
@@ -189,7 +188,6 @@ func New(cfg Config) (*Runtime, error) {
 		rt.cfg.Environ = baseEnviron(os.Getenv("PATH"), os.Geteuid(), inUserns)
 	}
 	rt.basePath = envValue(rt.cfg.Environ, "PATH")
-	rt.cgroups, rt.cgroupErr = detectCgroups("/sys/fs/cgroup")
 	if rt.idx, err = openIndex(rt.runsDir); err != nil {
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
@@ -197,6 +195,7 @@ func New(cfg Config) (*Runtime, error) {
 		rt.idx.close()
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
+	rt.initCgroups() // last: it starts a goroutine that Close stops
 	rt.events = runtime.NewQueue(256)
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	return rt, nil
@@ -306,6 +305,7 @@ func (rt *Runtime) Close() error {
 	}
 	rt.cancel() // artifacts being loaded or saved
 	rt.wg.Wait()
+	rt.cgroups.close()
 	rt.events.Close()
 	return errors.Join(rt.devNull.Close(), rt.idx.close())
 }
@@ -358,6 +358,20 @@ func (rt *Runtime) fail(s *step, phase v1alpha1.NodePhase, msg string) {
 	ev := s.newEvent()
 	ev.Phase, ev.Message, ev.StartedAt, ev.FinishedAt = phase, msg, now, now
 	rt.finish(s, ev)
+}
+
+// realDir makes the data directory (for braid's user only, when it is
+// new) and returns its absolute path with no symbolic link in it: the
+// path a step's view hides, and the one its outputs are checked against.
+func realDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }
 
 // canPrivateTmp reports whether steps can get a private /tmp: binding a

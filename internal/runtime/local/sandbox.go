@@ -74,10 +74,50 @@ type sandbox struct {
 	// 6.18). Otherwise steps see the host's processes in the host's /proc.
 	pidns    bool
 	pidnsErr error // why not
+	// procOption is true when braid can mount that /proc from outside the
+	// namespace (pidns=, Linux 6.18; see stepProc); the trampoline
+	// (enter.go), the step's init, mounts it itself on any kernel.
+	procOption bool
 	// userns is set when braid is not root: each step's view is built by
 	// braid-nsinit in user, mount and PID namespaces of the step's own
 	// (userns.go).
 	userns *userns
+	// ids, when braid is root, is the range the steps' user namespace maps
+	// to (contain.go); nil when the kernel refuses user namespaces
+	// (idsErr says why): steps then run as the host's root.
+	ids    *idRange
+	idsErr error
+	// usernsFile is the steps' user namespace, mapped to ids (held open:
+	// the file's finalizer closes it with the sandbox); idmapFD is its
+	// descriptor when it shifts the owners of each view's lower layer, -1
+	// when the kernel cannot (idmapErr).
+	usernsFile *os.File
+	idmapFD    int
+	idmapErr   error
+	// enter starts steps in that user namespace without a fork of braid
+	// (enter.go); nil where it cannot (enterErr): each step is forked into
+	// a user namespace of its own.
+	enter    *stepEnter
+	enterErr error
+	// filter is every step's seccomp filter (seccomp.go); nil when the
+	// kernel has none (filterErr).
+	filter    *stepFilter
+	filterErr error
+}
+
+// missing lists the parts of a step's containment this kernel refuses.
+func (sb *sandbox) missing() []string {
+	var out []string
+	if sb.userns == nil && sb.ids == nil {
+		out = append(out, "a user namespace for the steps: "+sb.idsErr.Error())
+	}
+	if sb.filter == nil {
+		out = append(out, "a seccomp filter: "+sb.filterErr.Error())
+	}
+	if !sb.pidns {
+		out = append(out, "a PID namespace and /proc of each step's own (steps see the host's /proc): "+sb.pidnsErr.Error())
+	}
+	return out
 }
 
 // newSandbox decides whether steps get a root view, following the
@@ -93,19 +133,36 @@ func (rt *Runtime) newSandbox(mode string) (*sandbox, error) {
 	}
 	sb, err := probeSandbox(rt.cfg.DataDir, rt.shimsDir, rt.cfg.Braid)
 	if err == nil {
-		if !sb.pidns {
-			rt.log.Warn("steps see the host's /proc", "reason", sb.pidnsErr.Error())
-		}
-		if sb.userns != nil {
-			rt.log.Info("steps run in user namespaces: braid is not root", "helper", sb.userns.helper)
-		}
-		return sb, nil
+		return sb, rt.reportContainment(sb, mode)
 	}
 	if mode == IsolationRequired {
 		return nil, fmt.Errorf("isolation required: %w", err)
 	}
 	rt.log.Warn("steps run without isolation: they share the host's file system", "reason", err.Error())
 	return nil, nil
+}
+
+// reportContainment says once what the kernel refuses of a step's
+// containment; with IsolationRequired, that is an error.
+func (rt *Runtime) reportContainment(sb *sandbox, mode string) error {
+	if sb.userns != nil {
+		rt.log.Info("steps run in user namespaces: braid is not root", "helper", sb.userns.helper)
+	}
+	if sb.ids != nil && sb.enter == nil {
+		rt.log.Info("each step is forked into a user namespace of its own, which costs a fork of braid", "reason", sb.enterErr.Error())
+	}
+	if sb.ids != nil && sb.idmapErr != nil {
+		rt.log.Warn("steps see the host's files as nobody's: they can read them but not change them in their views", "reason", sb.idmapErr.Error())
+	}
+	missing := sb.missing()
+	if len(missing) == 0 {
+		return nil
+	}
+	if mode == IsolationRequired {
+		return fmt.Errorf("isolation required, but this kernel refuses %s", strings.Join(missing, "; and "))
+	}
+	rt.log.Warn("steps are not fully contained: the kernel refuses part of it", "missing", strings.Join(missing, "; "))
+	return nil
 }
 
 // probeSandbox returns the sandbox when this process can mount a root view:
@@ -116,7 +173,7 @@ func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
 	if strings.ContainsAny(dataDir, ",:\\") {
 		return nil, fmt.Errorf("the data directory %s holds a character that overlay options cannot carry (, : or \\)", dataDir)
 	}
-	sb := &sandbox{dataDir: dataDir, shims: shims, self: braid}
+	sb := &sandbox{dataDir: dataDir, shims: shims, self: braid, idmapFD: -1}
 	if under(braid, "/tmp") || under(braid, dataDir) {
 		sb.braid = braid
 	}
@@ -125,12 +182,14 @@ func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
 		return nil, err
 	}
 	sb.rw, sb.ro = splitMounts(mounts, dataDir)
+	sb.filter, sb.filterErr = newStepFilter()
 	if os.Geteuid() != 0 {
 		if err := sb.probeUserns(mounts); err != nil {
 			return nil, fmt.Errorf("a root view needs root, or user namespaces: %w", err)
 		}
 		return sb, nil
 	}
+	sb.probeIDs()
 	probe, err := os.MkdirTemp(dataDir, ".probe-")
 	if err != nil {
 		return nil, fmt.Errorf("probe the root view: %w", err)
@@ -145,12 +204,24 @@ func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
 	errc := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread() // never unlocked: the thread ends with this goroutine
-		if err := mountOverlay(v); err != nil {
+		if err := sb.probeOverlay(v); err != nil {
 			errc <- err
 			return
 		}
-		sb.pidnsErr = probePIDNamespace(filepath.Join(v.merged, "proc"))
-		sb.pidns = sb.pidnsErr == nil
+		sb.pidnsErr = probePIDNamespace(v.merged)
+		sb.procOption = sb.pidnsErr == nil
+		sb.pidns = sb.procOption
+		if sb.enter != nil {
+			sb.pidns = sb.enter.pidns
+			if !sb.pidns {
+				sb.pidnsErr = errors.New("the kernel refuses a new PID namespace")
+			}
+		}
+		if sb.filter != nil {
+			if sb.filterErr = sb.filter.install(); sb.filterErr != nil {
+				sb.filter = nil
+			}
+		}
 		errc <- nil
 	}()
 	if err := <-errc; err != nil {
@@ -159,14 +230,51 @@ func probeSandbox(dataDir, shims, braid string) (*sandbox, error) {
 	return sb, nil
 }
 
+// probeIDs sets up the steps' user namespaces (braid is root): their
+// range, and one mapped to it for idmapped mounts.
+func (sb *sandbox) probeIDs() {
+	exe := sb.self
+	if exe == "" {
+		if exe, sb.idsErr = os.Executable(); sb.idsErr != nil {
+			return
+		}
+	}
+	r := stepIDRange()
+	fd, err := newIDMapUserns(exe, r)
+	if err != nil {
+		sb.idsErr = fmt.Errorf("a user namespace mapped to %d-%d: %w", r.uid, r.uid+r.size-1, err)
+		return
+	}
+	sb.ids, sb.idmapFD = &r, fd
+	sb.usernsFile = os.NewFile(uintptr(fd), "steps-userns")
+	sb.enter, sb.enterErr = newStepEnter(sb.usernsFile, sb.filter, sb.dataDir)
+}
+
+// probeOverlay mounts the probe's overlay, with an idmapped lower layer
+// when the kernel allows it (else it records why, and steps get none).
+func (sb *sandbox) probeOverlay(v view) error {
+	if sb.idmapFD < 0 {
+		sb.idmapErr = sb.idsErr
+		return mountOverlay(v, -1)
+	}
+	sb.idmapErr = mountOverlay(v, sb.idmapFD)
+	if sb.idmapErr == nil {
+		return nil
+	}
+	sb.idmapFD = -1 // the namespace stays, for the steps (enter.go)
+	// The failed try left the thread in a mount namespace of its own.
+	return mountOverlay(v, -1)
+}
+
 // A step's PID namespace: the thread that forks the step unshares
 // CLONE_NEWPID first, so the step's process is the init (PID 1) of a
 // namespace of its own; it cannot see or signal the host's processes, and
 // when it ends the kernel kills whatever it left behind. Its /proc must show
-// that namespace, and proc can be mounted for it only once it has a
-// process (the pidns= option, Linux 6.18): the step is forked traced, so
-// that it stops at its exec, before its first instruction; the thread
-// mounts its /proc and lets it go.
+// that namespace. The trampoline (enter.go), its init, mounts it. Without
+// one, proc can be mounted for it from outside only once it has a process
+// (the pidns= option, Linux 6.18): the step is forked traced, so that it
+// stops at its exec, before its first instruction; braid mounts its /proc
+// and lets it go.
 
 // newPIDNamespace makes the calling locked thread's next child the init of
 // a new PID namespace.
@@ -177,25 +285,33 @@ func newPIDNamespace() error {
 	return nil
 }
 
-// mountProcFor waits for pid, forked traced by the calling thread, to stop
-// at its exec, mounts at dir a proc that shows pid's PID namespace, and
-// lets pid go on.
-func mountProcFor(pid int, dir string) error {
-	var ws syscall.WaitStatus
-	if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); err != nil {
-		return fmt.Errorf("wait for the step's process to start: %w", err)
+// stepProc mounts /proc for the step's process pid, forked traced by the
+// calling thread and now stopped at its exec, in the view at root, and
+// lets pid go on. The mounts are made by another thread that joins the
+// step's mount namespace (the calling thread is under the step's seccomp
+// filter, which refuses them); the calling thread, pid's tracer, detaches
+// it, one of the two ptrace requests the filter allows.
+func stepProc(pid int, root string) error {
+	if err := waitExecStop(pid); err != nil {
+		return err
 	}
-	if !ws.Stopped() {
-		return fmt.Errorf("the step's process ended as it started (%v)", ws)
-	}
-	const flags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC
-	if err := syscall.Mount("proc", dir, "proc", flags, "pidns=/proc/"+strconv.Itoa(pid)+"/ns/pid"); err != nil {
-		return fmt.Errorf("mount the step's own /proc: %w", err)
+	if err := inMountNS(pid, func() error { return mountProc(pid, root) }); err != nil {
+		return err
 	}
 	if err := syscall.PtraceDetach(pid); err != nil {
 		return fmt.Errorf("start the step's process: %w", err)
 	}
 	return nil
+}
+
+// mountProc mounts at root/proc a proc that shows pid's PID namespace,
+// masked as OCI runtimes mask it.
+func mountProc(pid int, root string) error {
+	const flags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC
+	if err := syscall.Mount("proc", filepath.Join(root, "proc"), "proc", flags, "pidns=/proc/"+strconv.Itoa(pid)+"/ns/pid"); err != nil {
+		return fmt.Errorf("mount the step's own /proc: %w", err)
+	}
+	return maskUnder(root, "/proc")
 }
 
 // settlePidfdCheck makes the os package run, now, the check it does once
@@ -210,8 +326,9 @@ func settlePidfdCheck() {
 }
 
 // probePIDNamespace tries the whole PID namespace sequence on a process
-// that never runs (this executable, stopped at its exec, then killed).
-func probePIDNamespace(dir string) error {
+// that never runs (this executable, stopped at its exec, then killed), in
+// the view at root.
+func probePIDNamespace(root string) error {
 	settlePidfdCheck()
 	exe, err := os.Executable()
 	if err != nil {
@@ -225,7 +342,7 @@ func probePIDNamespace(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = mountProcFor(proc.Pid, dir)
+	err = stepProc(proc.Pid, root)
 	_ = proc.Kill()
 	_, _ = proc.Wait()
 	return err
@@ -261,9 +378,11 @@ func makeView(dir string) (view, error) {
 // mountOverlay gives the calling thread a mount namespace of its own (and
 // its own root and working directory, which the namespace needs), in which
 // nothing propagates back to the host, and mounts the overlay of the
-// host's root at v.merged. The caller must have locked the thread, and
-// must let it end rather than unlock it.
-func mountOverlay(v view) error {
+// host's root (or the image's) at v.merged. With idmapFD (not -1), the
+// lower layer is an idmapped copy of it, mounted at v.merged first and
+// covered by the overlay. The caller must have locked the thread, and must
+// let it end rather than unlock it.
+func mountOverlay(v view, idmapFD int) error {
 	if err := syscall.Unshare(syscall.CLONE_FS | syscall.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("new mount namespace: %w", err)
 	}
@@ -274,6 +393,12 @@ func mountOverlay(v view) error {
 	if v.lower != "" {
 		lower = v.lower
 	}
+	if idmapFD >= 0 {
+		if err := idmapAt(lower, v.merged, idmapFD); err != nil {
+			return fmt.Errorf("the step's lower layer: %w", err)
+		}
+		lower = v.merged
+	}
 	opts := "lowerdir=" + lower + ",upperdir=" + v.upper + ",workdir=" + v.work
 	if err := syscall.Mount("overlay", v.merged, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("mount the overlay: %w", err)
@@ -282,45 +407,26 @@ func mountOverlay(v view) error {
 }
 
 // mount builds the step's view in the calling thread's new mount
-// namespace: the overlay; the host's /dev, /proc, /sys, /run and other
-// file systems; the private /tmp; an empty data directory holding only the
-// step's own directory (read-write: its log, script and result files are
-// the host's) and the image shims (read-only).
+// namespace: the overlay; the host's /dev, /proc (masked), /sys (masked,
+// read-only), /run and other file systems (read-only); the private /tmp;
+// an empty data directory holding only the step's own directory
+// (read-write: its log, script and result files are the host's) and the
+// image shims (read-only).
 func (sb *sandbox) mount(v view) error {
-	if err := mountOverlay(v); err != nil {
+	if err := mountOverlay(v, sb.idmapFD); err != nil {
+		if sb.idmapFD < 0 {
+			return err
+		}
+		// An image's root on a file system that cannot be idmapped: its
+		// files are nobody's in the step.
+		if err := mountOverlay(v, -1); err != nil {
+			return err
+		}
+	}
+	if err := sb.mountHost(v); err != nil {
 		return err
 	}
 	at := func(p string) string { return filepath.Join(v.merged, p) }
-	for _, m := range sb.rw {
-		if v.lower != "" && m == "/run" {
-			continue // an image's root has its own
-		}
-		if v.lower != "" {
-			if err := mkdirIn(v.merged, m); err != nil {
-				return err
-			}
-		}
-		if m == "/proc" && sb.pidns {
-			if err := newPIDNamespace(); err != nil {
-				return err
-			}
-			continue // mounted once the step's process exists (see mountProcFor)
-		}
-		if err := bind(m, at(m), true, false); err != nil {
-			return err
-		}
-	}
-	for _, m := range sb.ro {
-		if v.lower != "" {
-			break // an image's root shows none of the host's file systems
-		}
-		if err := bind(m, at(m), true, true); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // unmounted and removed since braid listed the host's mounts
-			}
-			return err
-		}
-	}
 	if v.lower != "" {
 		if err := makeDirIn(v, "/tmp"); err != nil {
 			return err
@@ -355,6 +461,49 @@ func (sb *sandbox) mount(v view) error {
 	return nil
 }
 
+// mountHost binds the host's file systems into the view: /dev and /run
+// read-write, /sys read-only and /proc (unless the step gets its own),
+// both masked, and the others read-only.
+func (sb *sandbox) mountHost(v view) error {
+	at := func(p string) string { return filepath.Join(v.merged, p) }
+	for _, m := range sb.rw {
+		if v.lower != "" && m == "/run" {
+			continue // an image's root has its own
+		}
+		if v.lower != "" {
+			if err := mkdirIn(v.merged, m); err != nil {
+				return err
+			}
+		}
+		if m == "/proc" && sb.pidns {
+			if err := newPIDNamespace(); err != nil {
+				return err
+			}
+			continue // mounted once the step's process exists (see stepProc)
+		}
+		if err := bind(m, at(m), true, m == "/sys"); err != nil {
+			return err
+		}
+		if m == "/proc" || m == "/sys" {
+			if err := maskUnder(v.merged, m); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range sb.ro {
+		if v.lower != "" {
+			break // an image's root shows none of the host's file systems
+		}
+		if err := bind(m, at(m), true, true); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // unmounted and removed since braid listed the host's mounts
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // bindDir binds the directory src at dst, creating dst first.
 func bindDir(src, dst string, readOnly bool) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
@@ -385,7 +534,7 @@ func bind(src, dst string, recursive, readOnly bool) error {
 	if !readOnly {
 		return nil
 	}
-	if err := syscall.Mount("", dst, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+	if err := makeReadOnly(dst, recursive); err != nil {
 		return fmt.Errorf("bind %s read-only: %w", src, err)
 	}
 	return nil
@@ -393,32 +542,57 @@ func bind(src, dst string, recursive, readOnly bool) error {
 
 // startInView starts the step's process inside its root view. A goroutine
 // locked to a thread of its own builds the view in the thread's new mount
-// namespace, forks the process from that thread (so the process starts in
-// that namespace, chrooted into the view), and keeps the thread until the
-// process exits, since the process's Pdeathsig follows the thread (the
-// thread joins the step's cgroup, if any, for the fork only); exited
-// is closed then, with the process left to reap. The thread ends with the
-// goroutine, taking the namespace with it once the step's processes are
-// gone.
+// namespace, sets no_new_privs and the step's seccomp filter on itself,
+// forks the process from that thread (so the process starts in that
+// namespace, chrooted into the view, in a user namespace of its own:
+// contain.go), and keeps the thread until the process exits, since the
+// process's Pdeathsig follows the thread (the thread joins the step's
+// cgroup, if any, for the fork only); exited is closed then, with the
+// process left to reap. The thread ends with the goroutine, taking the
+// namespace with it once the step's processes are gone.
 func (rt *Runtime) startInView(v view, cg *stepCgroup, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
-	if rt.sandbox.userns != nil { // no cgroups without root: cg is nil
-		proc, err := rt.sandbox.startInUserns(v, argv, attr)
+	sb := rt.sandbox
+	if sb.userns != nil { // no cgroups without root: cg is nil
+		proc, err := sb.startInUserns(v, argv, attr)
 		if err != nil {
 			return nil, nil, fmt.Errorf("the step's root view: %w", err)
 		}
 		return proc, nil, nil
 	}
-	var forked func(pid int) error
-	if rt.sandbox.pidns {
-		attr.Sys.Ptrace = true
-		forked = func(pid int) error { return mountProcFor(pid, filepath.Join(v.merged, "proc")) }
+	if sb.ids != nil {
+		if err := shiftStaged(v, *sb.ids); err != nil {
+			return nil, nil, err
+		}
+		if sb.enter != nil {
+			return rt.startEntering(v, cg, argv, attr)
+		}
+		sb.ids.intoUserns(attr.Sys)
 	}
-	return rt.startOnThread(func() error {
-		if err := rt.sandbox.mount(v); err != nil {
+	var forked func(pid int) error
+	if sb.pidns {
+		attr.Sys.Ptrace = true
+		forked = func(pid int) error { return stepProc(pid, v.merged) }
+	}
+	return rt.startOnThread(func() error { return sb.enterView(v) }, forked, cg, argv, attr)
+}
+
+// enterView builds the view on the calling thread, makes it the thread's
+// working directory (the step's chroot, when it runs in a user namespace),
+// and, where there is no trampoline to load it (enter.go), puts the thread
+// under the step's seccomp filter.
+func (sb *sandbox) enterView(v view) error {
+	if err := sb.mount(v); err != nil {
+		return fmt.Errorf("the step's root view: %w", err)
+	}
+	if sb.ids != nil {
+		if err := syscall.Chdir(v.merged); err != nil {
 			return fmt.Errorf("the step's root view: %w", err)
 		}
-		return nil
-	}, forked, cg, argv, attr)
+	}
+	if sb.filter != nil && sb.enter == nil { // the trampoline loads it otherwise
+		return sb.filter.install()
+	}
+	return nil
 }
 
 // hostMounts lists the mount points of this process's mount namespace.

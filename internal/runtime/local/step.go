@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -29,6 +30,8 @@ type step struct {
 	nodeID string
 	dir    string
 	done   chan struct{} // closed after the final event
+	// recorded: the run's start is in the index (record).
+	recorded atomic.Bool
 
 	mu         sync.Mutex
 	pid        int // 0 until the process has started
@@ -36,6 +39,9 @@ type step struct {
 	killReason string // the final message once a kill began
 	killTimer  *time.Timer
 	deadline   *time.Timer
+	// cgroup holds every process of the step once it started (nil without
+	// cgroups): the end of the grace period kills it whole.
+	cgroup *stepCgroup
 	// cancelLoad stops the loading of input artifacts; nil once the
 	// process started, or when nothing is loaded in the background.
 	cancelLoad context.CancelFunc
@@ -197,20 +203,21 @@ func (rt *Runtime) procAttr(p *prepared, stdout, logf *os.File) *os.ProcAttr {
 	return attr
 }
 
-// spawn makes the step's cgroup (p.cgroup, when it has limits) and starts
-// its process: in its root view, in the cgroup, or plainly. exited, when
-// not nil, is closed once the process has exited (the thread that started
-// it waits for it).
+// spawn makes the step's cgroup (p.cgroup, where cgroups are available)
+// and starts its process: in its root view, in the cgroup, or plainly.
+// exited, when not nil, is closed once the process has exited (the thread
+// that started it waits for it). s.mu is held.
 func (rt *Runtime) spawn(s *step, p *prepared, attr *os.ProcAttr) (proc *os.Process, exited <-chan struct{}, err error) {
 	if p.cgroup, err = rt.newCgroup(s, p.limits); err != nil {
 		return nil, nil, err
 	}
+	s.cgroup = p.cgroup
 	switch {
 	case p.view != nil:
 		attr.Sys.Chroot = p.view.merged
 		return rt.startInView(*p.view, p.cgroup, p.argv, attr)
 	case p.cgroup != nil:
-		return rt.startLimited(p.cgroup, p.argv, attr)
+		return rt.startInCgroup(p.cgroup, p.argv, attr)
 	default:
 		proc, err = os.StartProcess(p.argv[0], p.argv, attr)
 		return proc, nil, err
@@ -232,8 +239,9 @@ type prepared struct {
 	// image is the image whose root the view shows, when the images
 	// directory holds the step's image (image.go); nil: the host's root.
 	image *image.Image
-	// limits are the main container's resources.limits; cgroup enforces
-	// them once the step starts (nil: none, or no cgroups here).
+	// limits are the main container's resources.limits; cgroup holds the
+	// step's processes and enforces them once the step starts (nil: no
+	// cgroups here).
 	limits limits
 	cgroup *stepCgroup
 }
@@ -348,8 +356,8 @@ func (rt *Runtime) withPrivateTmp(s *step, p *prepared) error {
 	return nil
 }
 
-// wait waits for the process, ends its group, collects the outputs and
-// reports the final event.
+// wait waits for the process, ends its group and everything else in its
+// cgroup, collects the outputs and reports the final event.
 func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, exited <-chan struct{}, started time.Time, pr, logf *os.File) {
 	defer rt.wg.Done()
 	var tail *executor.Tail
@@ -381,6 +389,8 @@ func (rt *Runtime) wait(s *step, run runtime.Run, p prepared, proc *os.Process, 
 	reason := s.killReason
 	_ = syscall.Kill(-proc.Pid, syscall.SIGKILL)
 	s.mu.Unlock()
+	// And whatever left the group: everything else in the step's cgroup.
+	rt.killCgroup(s, p.cgroup)
 	state, err := proc.Wait()
 	finished := rt.now()
 
@@ -417,7 +427,7 @@ func (rt *Runtime) endEvent(ev *runtime.StepEvent, s *step, run runtime.Run, p p
 	if tail != nil {
 		out.Result = ptr(tail.Result())
 	}
-	params, perr := executor.ReadOutputParameters(run.Template, p.paths())
+	params, perr := executor.ReadOutputParameters(run.Template, rt.outputPaths(s, p))
 	out.Parameters = params
 	arts, serr := rt.saveOutputs(s, run, p)
 	out.Artifacts = arts
@@ -460,6 +470,7 @@ func (rt *Runtime) kill(s *step, reason string) {
 		defer s.mu.Unlock()
 		if !s.exited {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			s.cgroup.signal() // and what left the group
 		}
 	})
 	rt.log.Debug("killing step", "run", s.id, "reason", reason)

@@ -127,6 +127,7 @@ func (sb *sandbox) tryUserns() error {
 	}
 	defer devNull.Close()
 	attr := &os.ProcAttr{Files: []*os.File{devNull, devNull, devNull}, Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	ops = append(ops, sb.filterOps()...)
 	proc, err := sb.startNSInit(append(ops, "x"), attr)
 	if err != nil {
 		return err
@@ -284,6 +285,7 @@ func (sb *sandbox) usernsOps(v view, workDir string) ([]string, error) {
 	for _, m := range sb.rw {
 		ops = append(ops, sb.rwOp(m, at(m))...)
 	}
+	ops = append(ops, maskOps(root)...)
 	for _, m := range sb.ro {
 		ops = append(ops, "b", "ro?", m, at(m))
 	}
@@ -311,13 +313,41 @@ func dirOp(p string, v view, dst string, i int) ([]string, error) {
 	return []string{"O", p, upper, work, dst}, nil
 }
 
-// rwOp binds the host's mount m (read-write) at dst; /proc is a proc of
-// the step's own when the kernel allows it.
+// rwOp binds the host's mount m at dst: read-write, but /sys read-only;
+// /proc is a proc of the step's own when the kernel allows it.
 func (sb *sandbox) rwOp(m, dst string) []string {
-	if m == "/proc" && sb.pidns {
+	switch {
+	case m == "/proc" && sb.pidns:
 		return []string{"p", dst}
+	case m == "/sys":
+		return []string{"b", "ro", m, dst}
 	}
 	return []string{"b", "r", m, dst}
+}
+
+// maskOps hides and makes read-only in the view at root what OCI runtimes
+// do (contain.go), once /proc and /sys are mounted there.
+func maskOps(root string) []string {
+	var ops []string
+	for _, p := range maskedFiles {
+		ops = append(ops, "b", "m", os.DevNull, filepath.Join(root, p))
+	}
+	for _, p := range maskedDirs {
+		ops = append(ops, "e", filepath.Join(root, p))
+	}
+	for _, p := range readOnlyPaths {
+		ops = append(ops, "b", "rom", filepath.Join(root, p), filepath.Join(root, p))
+	}
+	return ops
+}
+
+// filterOps loads the step's seccomp filter (under no_new_privs), the last
+// operation before the exec: the filter refuses mounts.
+func (sb *sandbox) filterOps() []string {
+	if sb.filter == nil {
+		return nil
+	}
+	return []string{"s", sb.filter.hex}
 }
 
 // usernsImageOps returns the operations of a view of an image's root: one
@@ -337,6 +367,7 @@ func (sb *sandbox) usernsImageOps(v view, workDir string) ([]string, error) {
 		}
 		ops = append(ops, sb.rwOp(m, at(m))...)
 	}
+	ops = append(ops, maskOps(v.merged)...)
 	for _, p := range []string{"/tmp", sb.dataDir} {
 		if err := check(p); err != nil {
 			return nil, err
@@ -413,6 +444,6 @@ func (sb *sandbox) startInUserns(v view, argv []string, attr *os.ProcAttr) (*os.
 	if err != nil {
 		return nil, err
 	}
-	ops = append(append(ops, "--"), argv...)
+	ops = append(append(append(ops, sb.filterOps()...), "--"), argv...)
 	return sb.startNSInit(ops, attr)
 }

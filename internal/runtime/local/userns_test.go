@@ -36,7 +36,7 @@ var usernsTests = []string{
 	"TestViewDefaultWorkingDir", "TestViewWorkingDirAndDataDir", "TestViewDeadline",
 	"TestViewDataDirUnderTmp", "TestUsernsHostFilesKept", "TestUsernsInit", "TestUsernsMissingCommand",
 	"TestUsernsLimitsIgnored", "TestImageRoot", "TestImageOutputFromLowerLayer", "TestImageBroken",
-	"TestViewStepEnvNotInherited",
+	"TestViewStepEnvNotInherited", "TestContainEscapes", "TestContainIdentity",
 }
 
 // TestUsernsViews runs the view tests as nobody (uid and gid 65534), so that

@@ -222,7 +222,7 @@ func (c *Client) resync() {
 		case err != nil:
 			c.log.Warn("step status after reconnecting", "run", f.last.RunID, "err", err)
 		case known && ev.Phase.Completed():
-			c.onEvent(ev)
+			c.onEvent(identified(ev, f.last))
 		case known:
 		case f.run != nil:
 			if err := c.Start(c.ctx, *f.run); err != nil {
@@ -234,6 +234,18 @@ func (c *Client) resync() {
 			c.onEvent(lost)
 		}
 	}
+}
+
+// identified gives ev the workflow and node of the run it is about, which
+// the journal of a run that was lost does not hold.
+func identified(ev, of runtime.StepEvent) runtime.StepEvent {
+	if ev.WorkflowUID == "" {
+		ev.WorkflowUID = of.WorkflowUID
+	}
+	if ev.NodeID == "" {
+		ev.NodeID = of.NodeID
+	}
+	return ev
 }
 
 // MsgLost is the message of a step whose process is gone with its
@@ -301,7 +313,7 @@ func (c *Client) Start(ctx context.Context, run runtime.Run) error {
 		return fmt.Errorf("supervisor: start %s: %w", run.ID, err)
 	}
 	if r.Known && r.Event != nil && r.Event.Phase.Completed() {
-		c.onEvent(*r.Event)
+		c.onEvent(identified(*r.Event, runtime.StepEvent{RunID: run.ID, WorkflowUID: run.WorkflowUID, NodeID: run.NodeID}))
 	}
 	return nil
 }

@@ -13,9 +13,17 @@
 //	                         since braid listed it (then it is bound
 //	                         read-only)
 //	b FLAGS SRC DST          bind SRC at DST; FLAGS holds r (recursive),
-//	                         o (read-only) and ? (skip a SRC it cannot see),
-//	                         or is "-"; DST is made (a directory, or an
-//	                         empty file for a file) when missing
+//	                         o (read-only, with r its submounts too),
+//	                         ? (skip a SRC it cannot see) and m (a mask:
+//	                         skip a DST that is missing), or is "-"; DST
+//	                         is made (a directory, or an empty file for a
+//	                         file) when missing, unless m
+//	e DST                    cover the directory DST, if any, with an
+//	                         empty read-only tmpfs (a mask)
+//	s PROG                   set no_new_privs and load the seccomp program
+//	                         PROG (hex, 8 bytes an instruction: code, jt,
+//	                         jf, k, little-endian); the last operation
+//	                         before the exec, since it refuses mounts
 //	t DST                    mount a small empty tmpfs at DST
 //	T DST                    mount an empty tmpfs at DST (a view's skeleton)
 //	d DIR                    make the directory DIR and its parents
@@ -27,6 +35,6 @@
 // File descriptor 3, when open, is the error channel: it is closed on exec
 // when all went well, and receives the reason before exit status 1
 // otherwise. The package must stay tiny: every step pays its start-up, so
-// it imports only os and syscall. braid's own package
+// it imports only os, runtime, syscall and unsafe. braid's own package
 // internal/runtime/local writes the operations (userns.go).
 package main
