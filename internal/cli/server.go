@@ -27,9 +27,9 @@ type serverFlags struct {
 	// inProcess runs the steps in the server's process instead of the data
 	// directory's supervisor: they end with the server.
 	inProcess bool
-	election      app.Election
-	auth          authFlags
-	tls           tlsFlags
+	election  app.Election
+	auth      authFlags
+	tls       tlsFlags
 }
 
 func newServerCommand(s streams) *cobra.Command {
