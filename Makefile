@@ -89,7 +89,7 @@ run: build
 ## conformance: lint Argo's 217 examples, run the host-runnable ones with braid run, and the template, cron, event, sync and memo ones through braid server.
 conformance: build
 	./hack/conformance.sh $(BIN) "$(BRAID_CONFORMANCE_DIR)"
-	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -run '^TestConformance(Artifacts|Server)?$$' -v ./test/e2e/
+	BRAID_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 45m -run '^TestConformance(Artifacts|Server)?$$' -v ./test/e2e/
 
 ## bench: braid against GNU make on the same graphs (W1, W2, W5), API throughput (W6), the Kubernetes backend's K1 and K2 when $$KUBECONFIG reaches a node (else skipped with a message), then the package benchmarks.
 bench: build
