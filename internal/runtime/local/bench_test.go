@@ -57,25 +57,7 @@ func BenchmarkRunTrue(b *testing.B) {
 				runs[i].IncludeResult = includeResult
 				runs[i].Env = map[string]string{"ARGO_NODE_ID": runs[i].NodeID}
 			}
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			for i := range runs {
-				if err := rt.Start(ctx, runs[i]); err != nil {
-					b.Fatal(err)
-				}
-				for ev := range rt.Events() {
-					if ev.Phase == v1alpha1.NodeRunning {
-						continue
-					}
-					if ev.Phase != v1alpha1.NodeSucceeded {
-						b.Fatalf("%s: %s", ev.Phase, ev.Message)
-					}
-					break
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/step")
+			benchRuns(b, rt, runs)
 		})
 	}
 }
@@ -146,4 +128,29 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchRuns starts the runs one after another, each once the one before
+// it succeeded, and reports the wall and CPU time a step takes.
+func benchRuns(b *testing.B, rt *Runtime, runs []runtime.Run) {
+	b.Helper()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := range runs {
+		if err := rt.Start(context.Background(), runs[i]); err != nil {
+			b.Fatal(err)
+		}
+		for ev := range rt.Events() {
+			if ev.Phase == v1alpha1.NodeRunning {
+				continue
+			}
+			if ev.Phase != v1alpha1.NodeSucceeded {
+				b.Fatalf("%s: %s", ev.Phase, ev.Message)
+			}
+			break
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/step")
 }

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -229,25 +228,7 @@ func BenchmarkRunLimited(b *testing.B) {
 			for i := range runs {
 				runs[i] = newRun(tp)
 			}
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			for i := range runs {
-				if err := rt.Start(context.Background(), runs[i]); err != nil {
-					b.Fatal(err)
-				}
-				for ev := range rt.Events() {
-					if ev.Phase == v1alpha1.NodeRunning {
-						continue
-					}
-					if ev.Phase != v1alpha1.NodeSucceeded {
-						b.Fatalf("%s: %s", ev.Phase, ev.Message)
-					}
-					break
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/step")
+			benchRuns(b, rt, runs)
 		})
 	}
 }
