@@ -56,21 +56,25 @@ func ServeSupervisor(ctx context.Context, c SupervisorConfig) error {
 	if err := makeDataDir(cfg.DataDir, log); err != nil {
 		return err
 	}
+	// The lock first: a second supervisor exits before it builds a runtime
+	// (which would probe the kernel and reap cgroups for nothing).
+	lock, err := supervisor.LockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	warned := &warnings{Handler: log.Handler(), mu: &sync.Mutex{}, msgs: new([]string)}
 	lc, err := localConfig(cfg, artifactDrivers(cfg), slog.New(warned))
 	if err != nil {
+		lock.Close()
 		return err
 	}
 	rt, err := local.New(lc)
 	if err != nil {
+		lock.Close()
 		return fmt.Errorf("start the local runtime: %w", err)
 	}
-	err = supervisor.Serve(ctx, rt, supervisor.Options{DataDir: cfg.DataDir, Version: buildID(),
-		IdleTimeout: c.IdleTimeout, Logger: log, Warnings: warned.said()})
-	if err == supervisor.ErrRunning {
-		_ = rt.Close()
-	}
-	return err
+	return supervisor.Serve(ctx, rt, supervisor.Options{DataDir: cfg.DataDir, Version: buildID(),
+		IdleTimeout: c.IdleTimeout, Logger: log, Warnings: warned.said(), Lock: lock})
 }
 
 // warnings passes log records on and keeps the text of the warnings, for

@@ -44,6 +44,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Listening, when set, is called once the socket accepts connections.
 	Listening func(socket string)
+	// Lock is the data directory's lock, taken by LockDataDir before the
+	// runtime was built (so that a second supervisor builds none); nil:
+	// Serve takes it.
+	Lock *os.File
 	// Warnings are what the runtime said at its start that a server should
 	// say too (a part of the steps' containment the kernel refused): each
 	// client logs them once per supervisor.
@@ -81,9 +85,12 @@ func Serve(ctx context.Context, rt Runtime, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	lock, err := lockDataDir(opts.DataDir)
-	if err != nil {
-		return err
+	lock := opts.Lock
+	if lock == nil {
+		var err error
+		if lock, err = LockDataDir(opts.DataDir); err != nil {
+			return err
+		}
 	}
 	defer lock.Close()
 	ln, socket, err := listen(opts.DataDir)
@@ -137,9 +144,9 @@ func (s *supervisor) wait(ctx context.Context, lock *os.File) string {
 	}
 }
 
-// lockDataDir takes the data directory's supervisor lock, or fails with
-// ErrRunning.
-func lockDataDir(dataDir string) (*os.File, error) {
+// LockDataDir takes the data directory's supervisor lock, held until the
+// file is closed, or fails with ErrRunning.
+func LockDataDir(dataDir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dataDir, lockName), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: %w", err)
